@@ -1,0 +1,135 @@
+"""What every local server has in common: ports, prepare, command, health; and start/stop.
+
+A subclass only describes its server. ``start`` and ``stop`` here implement the rules
+the CLI and the pytest fixtures share: reuse a server we already run, refuse ports owned
+by someone else, show the log tail when a server dies while starting, and never leave
+processes behind.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+
+from deploy.process import (
+    DeployError,
+    ProcessStore,
+    Record,
+    members,
+    port_bindable,
+    stop_group,
+    tail,
+)
+from deploy.settings import REPO_ROOT, Settings
+
+
+@dataclass(frozen=True)
+class Port:
+    """One TCP port a server listens on, and the variable that moves it."""
+
+    label: str
+    number: int
+    env_var: str
+
+
+class Server(ABC):
+    """A local server process described by its ports, files, command line and health."""
+
+    name: str = ""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.store = ProcessStore(settings.state_dir)
+        self.home = settings.state_dir / self.name
+
+    # What a subclass describes ------------------------------------------------------
+    @abstractmethod
+    def ports(self) -> list[Port]:
+        """The ports this server binds on 127.0.0.1."""
+
+    @abstractmethod
+    def prepare(self) -> None:
+        """Resolve binaries and write config files; may be slow the first time only."""
+
+    @abstractmethod
+    def command(self) -> list[str]:
+        """The command line that runs the server in the foreground."""
+
+    @abstractmethod
+    def healthy(self) -> bool:
+        """True once the server answers requests; must return quickly."""
+
+    def environment(self) -> dict[str, str]:
+        """Environment of the server process."""
+        return dict(os.environ)
+
+    def endpoints(self) -> dict[str, str]:
+        """Human-readable addresses for ``status``."""
+        return {p.label: f"{self.settings.host}:{p.number}" for p in self.ports()}
+
+    # Shared behaviour ---------------------------------------------------------------
+    @property
+    def log_path(self) -> Path:
+        return self.store.log_path(self.name)
+
+    def record(self) -> Record | None:
+        """The record of our running server, if any."""
+        return self.store.load(self.name)
+
+    def start(self, timeout: float | None = None) -> tuple[Record, bool]:
+        """Start the server unless we already run it; wait until healthy.
+
+        Returns the record and whether this call started the process.
+        """
+        timeout = self.settings.start_timeout if timeout is None else timeout
+        running = self.record()
+        if running is not None:
+            self._await_health(running, timeout)
+            return running, False
+        self._check_ports()
+        self.prepare()
+        ports = {p.label: p.number for p in self.ports()}
+        record = self.store.spawn(self.name, self.command(), self.environment(), REPO_ROOT, ports)
+        try:
+            self._await_health(record, timeout)
+        except BaseException:
+            self.stop()
+            raise
+        return record, True
+
+    def stop(self, timeout: float = 30.0) -> bool:
+        """Stop our server (and all its child processes). Returns False if none ran."""
+        record = self.record()
+        if record is None:
+            return False
+        stop_group(record, timeout)
+        self.store.forget(self.name)
+        return True
+
+    def _check_ports(self) -> None:
+        for port in self.ports():
+            if not port_bindable(self.settings.host, port.number):
+                raise DeployError(
+                    f"port {port.number} ({self.name} {port.label}) in use by another process; "
+                    f"set {port.env_var} to a free port (or stop what listens there: "
+                    f"ss -ltnp 'sport = :{port.number}')"
+                )
+
+    def _await_health(self, record: Record, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not members(record):
+                raise DeployError(
+                    f"{self.name} exited during start-up; last 30 lines of {self.log_path}:\n"
+                    f"{tail(self.log_path, 30)}"
+                )
+            if self.healthy():
+                return
+            time.sleep(1.0)
+        raise DeployError(
+            f"{self.name} not healthy after {timeout:.0f}s (raise NLP_START_TIMEOUT if the "
+            f"machine is busy); last 30 lines of {self.log_path}:\n{tail(self.log_path, 30)}"
+        )

@@ -1,0 +1,126 @@
+"""Run the real servers of the pipeline as local processes (no Docker).
+
+    python -m deploy.local up [kafka|elasticsearch|triton ...]
+    python -m deploy.local down [names ...]
+    python -m deploy.local status
+    python -m deploy.local logs [name] [-n N]
+    python -m deploy.local topics posts.raw posts.tagged ...
+
+Ports and paths come from NLP_* variables (see deploy/settings.py); state (configs, data,
+logs, pid records) lives in NLP_STATE_DIR, default var/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from deploy.process import DeployError, tail
+from deploy.settings import Settings
+from deploy.stack import SERVERS, server, servers, status
+
+
+def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
+    for srv in servers(args.names, settings):
+        print(f"{srv.name}: starting (log: {srv.log_path})", flush=True)
+        began = time.monotonic()
+        record, started = srv.start(timeout=args.timeout)
+        took = time.monotonic() - began
+        verb = f"started in {took:.1f}s" if started else "already running"
+        where = ", ".join(f"{k} {v}" for k, v in srv.endpoints().items())
+        print(f"{srv.name}: up, {verb} (pid {record.pid}; {where})", flush=True)
+    return 0
+
+
+def cmd_down(args: argparse.Namespace, settings: Settings) -> int:
+    for srv in reversed(servers(args.names, settings)):
+        stopped = srv.stop(timeout=args.timeout)
+        print(f"{srv.name}: {'stopped' if stopped else 'not running'}", flush=True)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
+    total = 0
+    print(f"state dir: {settings.state_dir}")
+    for srv in servers(args.names, settings):
+        st = status(srv)
+        total += st.rss_bytes
+        where = ", ".join(f"{k} {v}" for k, v in st.endpoints.items())
+        if not st.up:
+            print(f"{st.name:<14} down     ({where})")
+            continue
+        state = "up" if st.healthy else "starting/unhealthy"
+        print(
+            f"{st.name:<14} {state:<8} pid {st.pid:<8} rss {st.rss_bytes / 2**20:7.0f} MiB "
+            f"in {st.processes} proc, up {st.uptime_s:.0f}s ({where})"
+        )
+    print(f"{'total rss':<14} {total / 2**20:.0f} MiB")
+    return 0
+
+
+def cmd_logs(args: argparse.Namespace, settings: Settings) -> int:
+    names = [args.name] if args.name else list(SERVERS)
+    for name in names:
+        srv = server(name, settings)
+        if len(names) > 1:
+            print(f"==> {srv.log_path} <==")
+        print(tail(srv.log_path, args.n) or "(no log yet)", end="")
+    return 0
+
+
+def cmd_topics(args: argparse.Namespace, settings: Settings) -> int:
+    from deploy.kafka import create_topics
+
+    created = create_topics(settings.kafka_bootstrap, args.topics, args.partitions)
+    print(f"created: {', '.join(created) or 'none (all exist)'}")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m deploy.local",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+    names = dict(nargs="*", metavar="name", help=f"any of {', '.join(SERVERS)} (default: all)")
+    up = sub.add_parser("up", help="start servers and wait until healthy")
+    up.add_argument("names", **names)
+    up.add_argument("--timeout", type=float, default=None, help="seconds per server")
+    up.set_defaults(func=cmd_up)
+    down = sub.add_parser("down", help="stop the servers this state dir started")
+    down.add_argument("names", **names)
+    down.add_argument("--timeout", type=float, default=30.0, help="seconds before SIGKILL")
+    down.set_defaults(func=cmd_down)
+    st = sub.add_parser("status", help="up/down, pid, ports, RSS per server")
+    st.add_argument("names", **names)
+    st.set_defaults(func=cmd_status)
+    logs = sub.add_parser("logs", help="last lines of a server log")
+    logs.add_argument("name", nargs="?", choices=[*SERVERS, "es"])
+    logs.add_argument("-n", type=int, default=50, help="number of lines")
+    logs.set_defaults(func=cmd_logs)
+    topics = sub.add_parser("topics", help="create Kafka topics if missing")
+    topics.add_argument("topics", nargs="+")
+    topics.add_argument("--partitions", type=int, default=4)
+    topics.set_defaults(func=cmd_topics)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        settings = Settings.from_env()
+        return args.func(args, settings)
+    except (DeployError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(
+            "interrupted; run `python -m deploy.local down` to stop what started", file=sys.stderr
+        )
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

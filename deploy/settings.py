@@ -1,0 +1,106 @@
+"""Ports, paths and versions of the local stack, all in one place.
+
+Every value comes from an ``NLP_*`` environment variable with a default, so the CLI
+(`python -m deploy.local`), the pytest fixtures and the services agree on where
+Kafka, Elasticsearch and Triton listen. This module imports only the standard library:
+services may import it to find the servers without pulling in deploy code.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+#: Versions pinned here and in deploy/maven/*/pom.xml and docker-compose.yml.
+KAFKA_VERSION = "3.9.2"
+ELASTICSEARCH_VERSION = "7.10.2"
+TRITON_CONTAINER = "24.10-py3"
+
+HOST = "127.0.0.1"
+
+
+def _int(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not an integer port/number") from None
+
+
+def _path(env: Mapping[str, str], name: str, default: str) -> Path:
+    raw = env.get(name, "").strip() or default
+    path = Path(raw)
+    return path if path.is_absolute() else REPO_ROOT / path
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where each local server listens and keeps its files."""
+
+    host: str = HOST
+    kafka_port: int = 9092
+    kafka_controller_port: int = 9093
+    es_port: int = 9200
+    es_transport_port: int = 9300
+    es_cluster_name: str = "nlp-local"
+    triton_http_port: int = 8000
+    triton_grpc_port: int = 8001
+    triton_metrics_port: int = 8002
+    state_dir: Path = field(default_factory=lambda: REPO_ROOT / "var")
+    model_repository: Path = field(default_factory=lambda: REPO_ROOT / "model_repository")
+    kafka_heap: str = "512m"
+    es_heap: str = "512m"
+    start_timeout: float = 180.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read the ``NLP_*`` variables (``os.environ`` by default)."""
+        e = os.environ if env is None else env
+        kafka_port = _int(e, "NLP_KAFKA_PORT", 9092)
+        return cls(
+            kafka_port=kafka_port,
+            kafka_controller_port=_int(e, "NLP_KAFKA_CONTROLLER_PORT", kafka_port + 1),
+            es_port=_int(e, "NLP_ES_PORT", 9200),
+            es_transport_port=_int(e, "NLP_ES_TRANSPORT_PORT", 9300),
+            es_cluster_name=e.get("NLP_ES_CLUSTER_NAME", "nlp-local"),
+            triton_http_port=_int(e, "NLP_TRITON_HTTP_PORT", 8000),
+            triton_grpc_port=_int(e, "NLP_TRITON_GRPC_PORT", 8001),
+            triton_metrics_port=_int(e, "NLP_TRITON_METRICS_PORT", 8002),
+            state_dir=_path(e, "NLP_STATE_DIR", "var"),
+            model_repository=_path(e, "NLP_MODEL_REPOSITORY", "model_repository"),
+            kafka_heap=e.get("NLP_KAFKA_HEAP", "512m"),
+            es_heap=e.get("NLP_ES_HEAP", "512m"),
+            start_timeout=float(e.get("NLP_START_TIMEOUT", "180")),
+        )
+
+    # Addresses clients use -------------------------------------------------------
+    @property
+    def kafka_bootstrap(self) -> str:
+        return f"{self.host}:{self.kafka_port}"
+
+    @property
+    def es_url(self) -> str:
+        return f"http://{self.host}:{self.es_port}"
+
+    @property
+    def triton_http_url(self) -> str:
+        return f"{self.host}:{self.triton_http_port}"
+
+    @property
+    def triton_grpc_url(self) -> str:
+        return f"{self.host}:{self.triton_grpc_port}"
+
+    @property
+    def triton_metrics_url(self) -> str:
+        return f"http://{self.host}:{self.triton_metrics_port}/metrics"
+
+
+def load() -> Settings:
+    """The settings of this process's environment."""
+    return Settings.from_env()

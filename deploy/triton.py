@@ -1,0 +1,145 @@
+"""NVIDIA Triton Inference Server from the ``nvidia-pytriton`` wheel, on CPU.
+
+The wheel ships ``tritonserver``, its shared libraries (``nvidia_pytriton.libs``), the
+Python backend and one ``triton_python_backend_stub`` per Python version. The stub must sit
+next to ``libtriton_python.so`` in ``backends/python/``; instead of writing into the
+installed wheel we copy its small ``backends`` dir (about 2 MB) into the state dir and add
+the stub there, so the venv stays as pip left it and several state dirs can coexist.
+
+The stub embeds libpython; models run in it and must import torch and our own packages, so
+the server gets ``PYTHONPATH=<repo root>:<venv site-packages>`` and the venv interpreter's
+libpython first on ``LD_LIBRARY_PATH`` (no ``EXECUTION_ENV_PATH`` needed).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import site
+import sys
+import sysconfig
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from deploy.base import Port, Server
+from deploy.process import DeployError
+from deploy.settings import REPO_ROOT
+
+
+def wheel_dir() -> Path:
+    """``site-packages/pytriton/tritonserver`` of the installed nvidia-pytriton wheel."""
+    spec = importlib.util.find_spec("pytriton")
+    if spec is None or not spec.submodule_search_locations:
+        raise DeployError(
+            "nvidia-pytriton is not installed in this Python "
+            f"({sys.executable}); run: .venv/bin/pip install nvidia-pytriton"
+        )
+    path = Path(list(spec.submodule_search_locations)[0]) / "tritonserver"
+    if not (path / "bin" / "tritonserver").exists():
+        raise DeployError(f"{path}/bin/tritonserver missing; reinstall nvidia-pytriton")
+    return path
+
+
+class Triton(Server):
+    """tritonserver in explicit model-control mode serving NLP_MODEL_REPOSITORY."""
+
+    name = "triton"
+
+    def ports(self) -> list[Port]:
+        s = self.settings
+        return [
+            Port("http", s.triton_http_port, "NLP_TRITON_HTTP_PORT"),
+            Port("grpc", s.triton_grpc_port, "NLP_TRITON_GRPC_PORT"),
+            Port("metrics", s.triton_metrics_port, "NLP_TRITON_METRICS_PORT"),
+        ]
+
+    def prepare(self) -> None:
+        repo = self.settings.model_repository
+        if not repo.is_dir():
+            raise DeployError(
+                f"model repository {repo} does not exist; create it or set NLP_MODEL_REPOSITORY"
+            )
+        self.wheel = wheel_dir()
+        self.backends = self._install_backends()
+
+    def _install_backends(self) -> Path:
+        """Copy the wheel's backends into the state dir and add this Python's stub."""
+        version = f"{sys.version_info.major}.{sys.version_info.minor}"
+        stub = self.wheel / "python_backend_stubs" / version / "triton_python_backend_stub"
+        if not stub.exists():
+            raise DeployError(
+                f"nvidia-pytriton has no Python backend stub for Python {version} ({stub}); "
+                "use a venv with a Python version listed in "
+                f"{self.wheel / 'python_backend_stubs'}"
+            )
+        target = self.home / "backends"
+        shutil.copytree(
+            self.wheel / "backends",
+            target,
+            dirs_exist_ok=True,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+        shutil.copy2(stub, target / "python" / "triton_python_backend_stub")
+        return target
+
+    def environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        libs = self.wheel.parent.parent / "nvidia_pytriton.libs"
+        libdir = sysconfig.get_config_var("LIBDIR") or ""
+        ld_path = [p for p in (libdir, str(libs), env.get("LD_LIBRARY_PATH", "")) if p]
+        py_path = [str(REPO_ROOT), *site.getsitepackages(), env.get("PYTHONPATH", "")]
+        env.update(
+            LD_LIBRARY_PATH=os.pathsep.join(ld_path),
+            PYTHONPATH=os.pathsep.join(p for p in py_path if p),
+            PYTHONNOUSERSITE="1",
+            PYTHONUNBUFFERED="1",
+            # the stack shares 2 cores: one intra-op thread per model instance (DESIGN.md)
+            OMP_NUM_THREADS="1",
+            MKL_NUM_THREADS="1",
+        )
+        return env
+
+    def command(self) -> list[str]:
+        s = self.settings
+        cmd = [
+            str(self.wheel / "bin" / "tritonserver"),
+            f"--model-repository={s.model_repository}",
+            "--model-control-mode=explicit",
+            "--load-model=*",
+            f"--backend-directory={self.backends}",
+            f"--http-address={s.host}",
+            f"--http-port={s.triton_http_port}",
+            f"--grpc-address={s.host}",
+            f"--grpc-port={s.triton_grpc_port}",
+            "--allow-metrics=true",
+            "--allow-gpu-metrics=false",
+            f"--metrics-address={s.host}",
+            f"--metrics-port={s.triton_metrics_port}",
+            "--strict-readiness=true",
+            "--exit-on-error=true",
+            "--exit-timeout-secs=15",
+            # shared-memory names must not clash with another Triton on this machine
+            f"--backend-config=python,shm-region-prefix-name=nlp{s.triton_grpc_port}_",
+        ]
+        if not Path("/dev/nvidiactl").exists():
+            cmd.append("--pinned-memory-pool-byte-size=0")
+        return cmd
+
+    def healthy(self) -> bool:
+        url = f"http://{self.settings.triton_http_url}/v2/health/ready"
+        try:
+            with urllib.request.urlopen(url, timeout=3) as resp:
+                return resp.status == 200
+        except (OSError, urllib.error.URLError):
+            return False
+
+    def endpoints(self) -> dict[str, str]:
+        s = self.settings
+        return {
+            "http": f"http://{s.triton_http_url}",
+            "grpc": s.triton_grpc_url,
+            "metrics": s.triton_metrics_url,
+            "models": str(s.model_repository),
+        }
