@@ -1,0 +1,54 @@
+"""Triton Python-backend entry point for the POS tagger.
+
+All model code lives in training/pos/ (imported from the repository root, which the
+server's PYTHONPATH must contain); this file only adapts Triton requests to
+`PosPredictor`. Each request may carry several texts; requests that the dynamic batcher
+hands over together are tagged in one call so the model sees one large batch.
+"""
+
+import json
+import os
+
+import numpy as np
+import torch
+import triton_python_backend_utils as pb_utils
+
+from training.pos.predictor import PosPredictor
+
+MAX_TEXT_CHARS = 20_000  # longer inputs are cut before tokenizing (flagged `truncated`)
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        config = json.loads(args["model_config"])
+        params = {k: v["string_value"] for k, v in config.get("parameters", {}).items()}
+        torch.set_num_threads(int(params.get("torch_threads", "1")))
+        version_dir = os.path.join(args["model_repository"], args["model_version"])
+        self.predictor = PosPredictor(os.path.join(version_dir, params["checkpoint"]))
+        if args.get("model_instance_kind") == "GPU" and torch.cuda.is_available():
+            self.predictor.to(f"cuda:{args['model_instance_device_id']}")
+
+    def execute(self, requests):
+        texts, sizes = [], []
+        for request in requests:
+            raw = pb_utils.get_input_tensor_by_name(request, "TEXT").as_numpy().reshape(-1)
+            decoded = [b.decode("utf-8", errors="replace") for b in raw]
+            texts += decoded
+            sizes.append(len(decoded))
+        cut = [t[:MAX_TEXT_CHARS] for t in texts]
+        tagged = self.predictor.tag_texts(cut)
+        out = []
+        for text, short, result in zip(texts, cut, tagged):
+            tokens = [[t.text, t.start, t.end, t.tags.get("ptb", ""), t.tags.get("ark", "")]
+                      for t in result.tokens]
+            truncated = result.truncated or len(short) < len(text)
+            out.append(json.dumps({"tokens": tokens, "truncated": truncated}, ensure_ascii=False))
+        responses, k = [], 0
+        for n in sizes:
+            arr = np.array([s.encode("utf-8") for s in out[k : k + n]], dtype=object).reshape(n, 1)
+            responses.append(pb_utils.InferenceResponse([pb_utils.Tensor("TAGS_JSON", arr)]))
+            k += n
+        return responses
+
+    def finalize(self):
+        self.predictor = None

@@ -1,0 +1,55 @@
+"""Training CLI: train, evaluate and export the pipeline's models.
+
+    python -m training train pos --config training/configs/pos_dcnn.toml [--quick] [--resume]
+    python -m training evaluate pos --data FILE.conll --tagset ptb|ark [--model PATH]
+    python -m training export pos --checkpoint runs/pos_dcnn/best.pt [--repository model_repository]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from training.paths import REPO_ROOT
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m training", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p_train = sub.add_parser("train", help="train a model from a config file")
+    p_train.add_argument("task", choices=["pos"])
+    p_train.add_argument("--config", required=True, help="TOML file under training/configs/")
+    p_train.add_argument("--quick", action="store_true", help="about one minute, for smoke tests")
+    p_train.add_argument("--resume", action="store_true", help="continue from runs/<name>/last.pt")
+    p_train.add_argument("--out", default=str(REPO_ROOT / "runs"), help="runs directory")
+
+    p_eval = sub.add_parser("evaluate", help="score a model; last stdout line is JSON")
+    p_eval.add_argument("task", choices=["pos"])
+    p_eval.add_argument("--data", required=True, help="CoNLL file: TOKEN<TAB>TAG lines")
+    p_eval.add_argument("--tagset", choices=["ptb", "ark"], required=True)
+    p_eval.add_argument("--model", help="checkpoint (default: newest shipped pos_tagger version)")
+
+    p_export = sub.add_parser("export", help="publish a checkpoint as a new Triton model version")
+    p_export.add_argument("task", choices=["pos"])
+    p_export.add_argument("--checkpoint", required=True)
+    p_export.add_argument("--repository", default=str(REPO_ROOT / "model_repository"))
+
+    args = parser.parse_args(argv)
+    if args.command == "train":
+        from training.pos.train import train
+
+        train(args.config, quick=args.quick, resume=args.resume, out_dir=args.out)
+    elif args.command == "evaluate":
+        from training.pos.evaluate import evaluate
+
+        print(json.dumps(evaluate(args.data, args.tagset, args.model)))
+    elif args.command == "export":
+        from training.pos.export import export
+
+        print(export(args.checkpoint, args.repository))
+
+
+if __name__ == "__main__":
+    main()

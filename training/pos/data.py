@@ -1,0 +1,189 @@
+"""CoNLL reading, vocabularies and batching for the POS tagger.
+
+The tagger has one output head per tagset ("ptb": Penn Treebank + RT/USR/HT/URL and the
+NPSChat extras; "ark": the 25 ARK-Twitter tags). Every training sentence carries the tags
+of exactly one head; the shared encoder learns from all of them.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import Tensor
+
+PAD, UNK = "<pad>", "<unk>"
+MAX_WORD_CHARS = 24  # longer tokens (URLs) are cut for the char-CNN only
+
+_URL = re.compile(r"^(?:https?://|www\.)", re.I)
+_DIGIT = re.compile(r"\d")
+
+# CoNLL-2000 escapes brackets and slashes; tweets use the literal characters.
+_UNESCAPE = {"-LRB-": "(", "-RRB-": ")", "-LCB-": "{", "-RCB-": "}", "-LSB-": "[", "-RSB-": "]"}
+
+
+@dataclass
+class Sentence:
+    tokens: list[str]
+    tags: list[str]
+    head: str  # which tagset the tags belong to
+
+
+def read_conll(path: str | Path, head: str) -> list[Sentence]:
+    """Read `TOKEN<TAB>TAG` lines with blank lines between sentences."""
+    sentences, tokens, tags = [], [], []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            if tokens:
+                sentences.append(Sentence(tokens, tags, head))
+                tokens, tags = [], []
+            continue
+        token, tag = line.split("\t")
+        tokens.append(_UNESCAPE.get(token, token.replace("\\/", "/").replace("\\*", "*")))
+        tags.append(tag)
+    if tokens:
+        sentences.append(Sentence(tokens, tags, head))
+    return sentences
+
+
+def normalize_word(token: str) -> str:
+    """The word-embedding key: lower case, one symbol for URLs, mentions and digits."""
+    if _URL.match(token):
+        return "<url>"
+    if token.startswith("@") and len(token) > 1:
+        return "<user>"
+    return _DIGIT.sub("0", token.lower())
+
+
+class Vocab:
+    """String <-> id, with 0 = padding and 1 = unknown."""
+
+    def __init__(self, items: Sequence[str], with_unk: bool = True):
+        specials = [PAD, UNK] if with_unk else [PAD]
+        self.itos = specials + [s for s in items if s not in specials]
+        self.stoi = {s: i for i, s in enumerate(self.itos)}
+        self.unk = 1 if with_unk else None
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def id(self, s: str) -> int:
+        i = self.stoi.get(s, self.unk)
+        if i is None:
+            raise KeyError(f"unknown label {s!r}")
+        return i
+
+    @classmethod
+    def build(cls, counts: Counter, min_count: int = 1, with_unk: bool = True) -> Vocab:
+        return cls(sorted(s for s, n in counts.items() if n >= min_count), with_unk)
+
+
+@dataclass
+class Vocabularies:
+    words: Vocab
+    chars: Vocab
+    tags: dict[str, Vocab]  # head -> tag vocabulary (no unk: tags are closed sets)
+
+    def to_json(self) -> dict:
+        return {
+            "words": self.words.itos,
+            "chars": self.chars.itos,
+            "tags": {h: v.itos for h, v in self.tags.items()},
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> Vocabularies:
+        return cls(
+            Vocab(d["words"]),
+            Vocab(d["chars"]),
+            {h: Vocab(t, with_unk=False) for h, t in d["tags"].items()},
+        )
+
+    @classmethod
+    def build(cls, sentences: Sequence[Sentence], min_word_count: int = 1) -> Vocabularies:
+        words, chars, tags = Counter(), Counter(), {}
+        for s in sentences:
+            words.update(normalize_word(t) for t in s.tokens)
+            chars.update(c for t in s.tokens for c in t[:MAX_WORD_CHARS])
+            tags.setdefault(s.head, Counter()).update(s.tags)
+        return cls(
+            Vocab.build(words, min_word_count),
+            Vocab.build(chars, 2),
+            {h: Vocab.build(c, with_unk=False) for h, c in tags.items()},
+        )
+
+
+@dataclass
+class Batch:
+    words: Tensor  # (B,T) word ids, 0 = padding
+    types: Tensor  # (B,T) row of each token in `chars`
+    chars: Tensor  # (U,L) char ids of each distinct token
+    lengths: Tensor  # (B,)
+    tags: Tensor | None  # (B,T) tag ids of `head`, -100 = padding
+    head: str
+
+
+def encode_tokens(
+    batch_tokens: Sequence[Sequence[str]], vocabs: Vocabularies, word_dropout: float = 0.0
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Token strings -> words (B,T), token types (B,T), type chars (U,L), lengths (B,).
+
+    Each distinct token string of the batch is spelled once in `chars` (row 0 = padding),
+    and `types` points every position at its row, so the char-CNN runs once per type.
+    `word_dropout` replaces that share of known words with <unk> so the model learns to
+    tag from characters and context alone, as it must for out-of-vocabulary tokens.
+    """
+    B = len(batch_tokens)
+    T = max(1, max(len(t) for t in batch_tokens))
+    word_ids, type_ids = [0] * (B * T), [0] * (B * T)
+    type_of: dict[str, int] = {}
+    wget, unk = vocabs.words.stoi.get, vocabs.words.unk
+    for b, tokens in enumerate(batch_tokens):
+        for i, tok in enumerate(tokens):
+            wid = wget(normalize_word(tok), unk)
+            if word_dropout and random.random() < word_dropout:
+                wid = unk
+            word_ids[b * T + i] = wid
+            type_ids[b * T + i] = type_of.setdefault(tok, len(type_of) + 1)
+    L = max([1] + [min(len(t), MAX_WORD_CHARS) for t in type_of])
+    char_ids = [0] * ((len(type_of) + 1) * L)
+    cget = vocabs.chars.stoi.get
+    for tok, row in type_of.items():
+        for k, c in enumerate(tok[:MAX_WORD_CHARS]):
+            char_ids[row * L + k] = cget(c, unk)
+    words = torch.tensor(word_ids, dtype=torch.long).view(B, T)
+    types = torch.tensor(type_ids, dtype=torch.long).view(B, T)
+    chars = torch.tensor(char_ids, dtype=torch.long).view(-1, L)
+    lengths = torch.tensor([max(1, len(t)) for t in batch_tokens], dtype=torch.long)
+    return words, types, chars, lengths
+
+
+def make_batch(sents: Sequence[Sentence], vocabs: Vocabularies, word_dropout: float = 0.0) -> Batch:
+    head = sents[0].head
+    assert all(s.head == head for s in sents), "a batch holds one tagset"
+    words, types, chars, lengths = encode_tokens([s.tokens for s in sents], vocabs, word_dropout)
+    tags = torch.full(words.shape, -100, dtype=torch.long)
+    for b, s in enumerate(sents):
+        tags[b, : len(s.tags)] = torch.tensor([vocabs.tags[head].id(t) for t in s.tags])
+    return Batch(words, types, chars, lengths, tags, head)
+
+
+def batches(
+    sents: Sequence[Sentence], batch_size: int, shuffle: bool, rng: random.Random
+) -> Iterator[list[Sentence]]:
+    """Group sentences of one head and similar length, so padding stays small."""
+    by_head: dict[str, list[Sentence]] = {}
+    for s in sents:
+        by_head.setdefault(s.head, []).append(s)
+    groups = []
+    for group in by_head.values():
+        group = sorted(group, key=lambda s: len(s.tokens) + (rng.random() * 4 if shuffle else 0))
+        groups += [group[i : i + batch_size] for i in range(0, len(group), batch_size)]
+    if shuffle:
+        rng.shuffle(groups)
+    yield from groups

@@ -1,0 +1,42 @@
+"""Token accuracy of a tagger on a CoNLL file (gold tokenization).
+
+    python -m training evaluate pos --data FILE.conll --tagset ptb|ark [--model PATH]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from training.paths import REPO_ROOT
+from training.pos.data import read_conll
+from training.pos.predictor import PosPredictor
+
+SHIPPED = REPO_ROOT / "model_repository" / "pos_tagger"
+
+
+def shipped_checkpoint(model_dir: Path = SHIPPED) -> Path:
+    """The checkpoint of the newest numbered version in the Triton model repository."""
+    versions = sorted((int(p.name) for p in model_dir.iterdir() if p.name.isdigit()), reverse=True)
+    for v in versions:
+        path = model_dir / str(v) / "pos_tagger.pt"
+        if path.exists():
+            return path
+    raise SystemExit(f"no pos_tagger.pt under {model_dir}/<version>/; train and export one first")
+
+
+def evaluate(data: str, tagset: str, model: str | None = None) -> dict:
+    torch.set_num_threads(1)
+    path = Path(model) if model else shipped_checkpoint()
+    predictor = PosPredictor(path)
+    if tagset not in predictor.tagsets:
+        raise SystemExit(f"{path} has no {tagset!r} head (it has {predictor.tagsets})")
+    sentences = read_conll(data, tagset)
+    predicted = predictor.tag_tokens([s.tokens for s in sentences])
+    correct = total = 0
+    for s, p in zip(sentences, predicted):
+        correct += sum(g == t for g, t in zip(s.tags, p[tagset]))
+        total += len(s.tags)
+    return {"accuracy": correct / max(total, 1), "tokens": total, "sentences": len(sentences),
+            "tagset": tagset, "data": str(data), "model": str(path)}

@@ -1,0 +1,94 @@
+"""Load a trained tagger and tag raw texts or pre-tokenized sentences.
+
+The one inference path: the Triton model, `python -m training evaluate pos` and the
+in-process benchmark all go through `PosPredictor`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from training.pos.data import Vocabularies, encode_tokens
+from training.pos.model import Tagger, TaggerConfig
+from training.text.twitter_tokenizer import tokenize
+
+MAX_TOKENS = 128  # tokens tagged per text; the rest is cut and flagged `truncated`
+MAX_BATCH = 128  # sentences per forward pass
+
+
+def save_checkpoint(path: str | Path, model: Tagger, vocabs: Vocabularies, meta: dict) -> None:
+    """Write a compact fp16 checkpoint: config, vocabularies, weights."""
+    state = {k: v.detach().to(torch.float16) for k, v in model.state_dict().items()}
+    cfg = asdict(model.cfg)
+    cfg["char_widths"] = list(cfg["char_widths"])
+    torch.save({"config": cfg, "vocabs": vocabs.to_json(), "state": state, "meta": meta}, path)
+
+
+def load_checkpoint(path: str | Path) -> tuple[Tagger, Vocabularies, dict]:
+    ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    cfg = dict(ckpt["config"])
+    cfg["char_widths"] = tuple(cfg["char_widths"])
+    model = Tagger(TaggerConfig(**cfg))
+    model.load_state_dict({k: v.float() for k, v in ckpt["state"].items()})
+    model.eval()
+    return model, Vocabularies.from_json(ckpt["vocabs"]), ckpt.get("meta", {})
+
+
+@dataclass
+class TaggedToken:
+    text: str
+    start: int
+    end: int
+    tags: dict[str, str]  # tagset -> tag
+
+
+@dataclass
+class TaggedText:
+    tokens: list[TaggedToken]
+    truncated: bool  # more than MAX_TOKENS tokens; only the first ones are tagged
+
+
+class PosPredictor:
+    def __init__(self, path: str | Path):
+        self.model, self.vocabs, self.meta = load_checkpoint(path)
+        self.tagsets = list(self.vocabs.tags)
+        self.device = torch.device("cpu")
+
+    def to(self, device: str | torch.device) -> PosPredictor:
+        self.device = torch.device(device)
+        self.model.to(self.device)
+        return self
+
+    @torch.inference_mode()
+    def tag_tokens(self, sentences: list[list[str]]) -> list[dict[str, list[str]]]:
+        """Tags for pre-tokenized sentences: one {tagset: [tag per token]} per sentence."""
+        out: list[dict[str, list[str]]] = [{} for _ in sentences]
+        # Sort by length so each forward pass pads little; restore the order afterwards.
+        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+        for k in range(0, len(order), MAX_BATCH):
+            idx = order[k : k + MAX_BATCH]
+            chunk = [sentences[i] for i in idx]
+            best = self.model.tag_all(*(x.to(self.device) for x in encode_tokens(chunk, self.vocabs)))
+            for head, ids in best.items():
+                itos = self.vocabs.tags[head].itos
+                for row, i in enumerate(idx):
+                    n = len(sentences[i])
+                    out[i][head] = [itos[j] for j in ids[row, :n].tolist()]
+        return out
+
+    def tag_texts(self, texts: list[str]) -> list[TaggedText]:
+        """Tokenize raw texts (Twitter-aware, with offsets) and tag every token."""
+        spans = [tokenize(t) for t in texts]
+        kept = [s[:MAX_TOKENS] for s in spans]
+        tags = self.tag_tokens([[sp.text for sp in s] for s in kept])
+        results = []
+        for s, full, tg in zip(kept, spans, tags):
+            tokens = [
+                TaggedToken(sp.text, sp.start, sp.end, {h: tg[h][i] for h in tg})
+                for i, sp in enumerate(s)
+            ]
+            results.append(TaggedText(tokens, truncated=len(full) > MAX_TOKENS))
+        return results

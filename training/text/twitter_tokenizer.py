@@ -1,0 +1,67 @@
+"""Twitter-aware tokenizer with character offsets.
+
+Splits raw post text the way the ARK-Twitter annotations do (Gimpel et al. 2011,
+"twokenizer" conventions), because the tagger is trained on those token boundaries:
+URLs, e-mail addresses, @mentions, #hashtags, emoticons and runs of punctuation stay
+whole; each emoji is its own token; contractions (I'm, don't) stay one token.
+
+Offsets are Python string indices (Unicode code points), so `text[start:end]`
+is always the token.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+
+class Span(NamedTuple):
+    text: str
+    start: int
+    end: int
+
+
+_URL = r"""(?:https?://|www\.)[^\s<>"]+[^\s<>".,;:!?)\]'"]|(?:https?://|www\.)[^\s<>"]+"""
+_BARE_DOMAIN = r"\b[a-z0-9.-]+\.(?:com|org|net|edu|gov|co|io|ly|me|tv|uk|de)(?:/[^\s]*)?"
+_EMAIL = r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b"
+_MENTION = r"@\w+"
+_HASHTAG = r"#\w+"
+_EMOTICON = (
+    r"(?:[<>]?[:;=8xX][\-o\*']?[\)\]\(\[dDpP/\\:\}\{@\|3]+)"  # :) ;-( =D :P :/
+    r"|(?:[\)\]\(\[dDpP/\\\}\{@\|][\-o\*']?[:;=8][<>]?)"  # (: D:
+    r"|<3+|</3+"  # hearts
+    r"|(?:\^_*\^)|(?:-_+-)|(?:o_O|O_o|o\.O|O\.o)"  # ^_^ -_- o_O
+)
+_EMOJI = (
+    "[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u200D"
+    "\U0001F1E6-\U0001F1FF\uE000-\uF8FF]"
+)
+_NUMBER = r"[$€£]?\d+(?:[.,:/]\d+)*(?:%|st|nd|rd|th|s|k|am|pm)?"
+_WORD = r"\w+(?:['’]\w+)*"  # contractions stay whole, as in ARK-Twitter
+_ABBREV = r"(?:[A-Za-z]\.){2,}"  # U.S. e.g.
+_PUNCT_RUN = r"\.{2,}|[!?]+|-{2,}|[^\w\s]"
+
+_TOKEN = re.compile(
+    "|".join(
+        f"(?:{p})"
+        for p in (
+            _URL,
+            _EMAIL,
+            _BARE_DOMAIN,
+            _MENTION,
+            _HASHTAG,
+            _EMOTICON,
+            _EMOJI,
+            _ABBREV,
+            _NUMBER,
+            _WORD,
+            _PUNCT_RUN,
+        )
+    ),
+    re.UNICODE | re.IGNORECASE,
+)
+
+
+def tokenize(text: str) -> list[Span]:
+    """Split `text` into tokens; whitespace is never part of a token."""
+    return [Span(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
