@@ -18,10 +18,10 @@ from deploy.process import (
     DeployError,
     ProcessStore,
     Record,
+    failure_report,
     members,
     port_bindable,
     stop_group,
-    tail,
 )
 from deploy.settings import REPO_ROOT, Settings
 
@@ -79,20 +79,39 @@ class Server(ABC):
         """The record of our running server, if any."""
         return self.store.load(self.name)
 
+    def as_started(self, record: Record) -> Server:
+        """This server as configured when ``record`` was started (its real ports).
+
+        A server started with other NLP_* values than the current environment's must be
+        probed and reported where it really listens.
+        """
+        if not record.settings:
+            return self
+        return type(self)(Settings.from_dict(record.settings))
+
     def start(self, timeout: float | None = None) -> tuple[Record, bool]:
         """Start the server unless we already run it; wait until healthy.
 
-        Returns the record and whether this call started the process.
+        Returns the record and whether this call started the process. A server that is
+        already running is reused as it is, even if the environment now asks for other
+        ports: run ``down`` first to apply new settings.
         """
         timeout = self.settings.start_timeout if timeout is None else timeout
         running = self.record()
         if running is not None:
-            self._await_health(running, timeout)
+            self.as_started(running)._await_health(running, timeout)
             return running, False
         self._check_ports()
         self.prepare()
         ports = {p.label: p.number for p in self.ports()}
-        record = self.store.spawn(self.name, self.command(), self.environment(), REPO_ROOT, ports)
+        record = self.store.spawn(
+            self.name,
+            self.command(),
+            self.environment(),
+            REPO_ROOT,
+            ports,
+            self.settings.to_dict(),
+        )
         try:
             self._await_health(record, timeout)
         except BaseException:
@@ -123,13 +142,13 @@ class Server(ABC):
         while time.monotonic() < deadline:
             if not members(record):
                 raise DeployError(
-                    f"{self.name} exited during start-up; last 30 lines of {self.log_path}:\n"
-                    f"{tail(self.log_path, 30)}"
+                    f"{self.name} exited during start-up; from {self.log_path}:\n"
+                    f"{failure_report(self.log_path)}"
                 )
             if self.healthy():
                 return
             time.sleep(1.0)
         raise DeployError(
             f"{self.name} not healthy after {timeout:.0f}s (raise NLP_START_TIMEOUT if the "
-            f"machine is busy); last 30 lines of {self.log_path}:\n{tail(self.log_path, 30)}"
+            f"machine is busy); from {self.log_path}:\n{failure_report(self.log_path)}"
         )

@@ -20,6 +20,8 @@ from deploy.process import DeployError, tail
 from deploy.settings import Settings
 from deploy.stack import SERVERS, server, servers, status
 
+MIB = 2**20
+
 
 def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     for srv in servers(args.names, settings):
@@ -28,7 +30,7 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
         record, started = srv.start(timeout=args.timeout)
         took = time.monotonic() - began
         verb = f"started in {took:.1f}s" if started else "already running"
-        where = ", ".join(f"{k} {v}" for k, v in srv.endpoints().items())
+        where = ", ".join(f"{k} {v}" for k, v in srv.as_started(record).endpoints().items())
         print(f"{srv.name}: up, {verb} (pid {record.pid}; {where})", flush=True)
     return 0
 
@@ -41,21 +43,23 @@ def cmd_down(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
-    total = 0
+    rss = pss = 0
     print(f"state dir: {settings.state_dir}")
     for srv in servers(args.names, settings):
         st = status(srv)
-        total += st.rss_bytes
+        rss += st.rss_bytes
+        pss += st.pss_bytes
         where = ", ".join(f"{k} {v}" for k, v in st.endpoints.items())
         if not st.up:
             print(f"{st.name:<14} down     ({where})")
             continue
         state = "up" if st.healthy else "starting/unhealthy"
         print(
-            f"{st.name:<14} {state:<8} pid {st.pid:<8} rss {st.rss_bytes / 2**20:7.0f} MiB "
-            f"in {st.processes} proc, up {st.uptime_s:.0f}s ({where})"
+            f"{st.name:<14} {state:<8} pid {st.pid:<8} rss {st.rss_bytes / MIB:6.0f} MiB "
+            f"(pss {st.pss_bytes / MIB:.0f}) in {st.processes} proc, up {st.uptime_s:.0f}s "
+            f"({where})"
         )
-    print(f"{'total rss':<14} {total / 2**20:.0f} MiB")
+    print(f"{'total':<14} rss {rss / MIB:.0f} MiB, pss {pss / MIB:.0f} MiB")
     return 0
 
 

@@ -16,7 +16,7 @@ import subprocess
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -38,6 +38,7 @@ class Record:
     log: str
     ports: dict[str, int]
     started_at: float
+    settings: dict = field(default_factory=dict)
 
 
 def _stat_fields(pid: int) -> list[str] | None:
@@ -93,6 +94,24 @@ def rss_bytes(pids: Sequence[int]) -> int:
     return total
 
 
+def pss_bytes(pids: Sequence[int]) -> int:
+    """Summed proportional set size: shared pages (libtorch, JVM libs) split among sharers.
+
+    Closer than RSS to what the processes really cost when several stubs load torch.
+    """
+    total = 0
+    for pid in pids:
+        try:
+            text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if line.startswith("Pss:"):
+                total += int(line.split()[1]) * 1024
+                break
+    return total
+
+
 def port_in_use(host: str, port: int) -> bool:
     """True if something accepts TCP connections on host:port."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -118,6 +137,26 @@ def tail(path: Path, lines: int = 30) -> str:
             return "".join(deque(fh, maxlen=lines))
     except OSError:
         return ""
+
+
+_ERROR_MARKERS = ("ERROR", "Exception", "error:", "Error:", "FATAL", "Caused by")
+
+
+def failure_report(path: Path, lines: int = 30) -> str:
+    """Error-looking lines of the latest run (up to 10) plus the last ``lines`` lines.
+
+    Triton prints a long options table after the real error and Java servers print stack
+    traces; the error lines are what tell the user what to fix.
+    """
+    text = tail(path, 5000)
+    run = text.rsplit("\n===== ", 1)[-1].splitlines()
+    last = run[-lines:]
+    errors = [ln for ln in run[:-lines] if ln[:1] == "E" and ln[1:5].isdigit()]
+    errors += [ln for ln in run[:-lines] if any(m in ln for m in _ERROR_MARKERS)]
+    report = "\n".join(last)
+    if errors:
+        report = "error lines:\n" + "\n".join(errors[:10]) + "\n... last lines:\n" + report
+    return report
 
 
 class ProcessStore:
@@ -161,6 +200,7 @@ class ProcessStore:
         env: Mapping[str, str],
         cwd: Path,
         ports: dict[str, int],
+        settings: dict | None = None,
     ) -> Record:
         """Start ``cmd`` in a new session with stdout+stderr appended to its log."""
         self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -180,7 +220,9 @@ class ProcessStore:
                 start_new_session=True,
             )
         ticks = start_ticks(proc.pid) or 0
-        record = Record(name, proc.pid, ticks, list(cmd), str(log), ports, time.time())
+        record = Record(
+            name, proc.pid, ticks, list(cmd), str(log), ports, time.time(), settings or {}
+        )
         self.save(record)
         # The Popen object is dropped on purpose: the server outlives this process.
         # Reap it if it exits while we are still around, so it does not linger as a zombie.

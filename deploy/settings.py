@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -78,6 +78,20 @@ class Settings:
             es_heap=e.get("NLP_ES_HEAP", "512m"),
             start_timeout=float(e.get("NLP_START_TIMEOUT", "180")),
         )
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-friendly copy, stored with each pid record."""
+        return {k: str(v) if isinstance(v, Path) else v for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> Settings:
+        """Inverse of ``to_dict`` (unknown keys from older records are ignored)."""
+        known = {f.name: f for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        for key in ("state_dir", "model_repository"):
+            if key in values:
+                values[key] = Path(str(values[key]))
+        return cls(**values)  # type: ignore[arg-type]
 
     # Addresses clients use -------------------------------------------------------
     @property

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from deploy.base import Server
 from deploy.elasticsearch import Elasticsearch
 from deploy.kafka import Kafka
-from deploy.process import DeployError, members, rss_bytes
+from deploy.process import DeployError, members, pss_bytes, rss_bytes
 from deploy.settings import Settings
 from deploy.triton import Triton
 
@@ -46,6 +46,7 @@ class Status:
     healthy: bool
     pid: int | None
     rss_bytes: int
+    pss_bytes: int
     processes: int
     uptime_s: float
     endpoints: dict[str, str]
@@ -55,14 +56,16 @@ def status(srv: Server) -> Status:
     """Whether our process runs, answers health checks, and how much memory it holds."""
     record = srv.record()
     if record is None:
-        return Status(srv.name, False, False, None, 0, 0, 0.0, srv.endpoints())
+        return Status(srv.name, False, False, None, 0, 0, 0, 0.0, srv.endpoints())
     pids = members(record)
+    srv = srv.as_started(record)
     return Status(
         srv.name,
         True,
         srv.healthy(),
         record.pid,
         rss_bytes(pids),
+        pss_bytes(pids),
         len(pids),
         time.time() - record.started_at,
         srv.endpoints(),

@@ -6,9 +6,15 @@ next to ``libtriton_python.so`` in ``backends/python/``; instead of writing into
 installed wheel we copy its small ``backends`` dir (about 2 MB) into the state dir and add
 the stub there, so the venv stays as pip left it and several state dirs can coexist.
 
-The stub embeds libpython; models run in it and must import torch and our own packages, so
-the server gets ``PYTHONPATH=<repo root>:<venv site-packages>`` and the venv interpreter's
-libpython first on ``LD_LIBRARY_PATH`` (no ``EXECUTION_ENV_PATH`` needed).
+The stub embeds libpython in *isolated* mode: it ignores PYTHONPATH and PYTHONHOME, but it
+still finds "its" executable by looking up ``python3`` on PATH and honours a ``pyvenv.cfg``
+beside it. Models must import torch (from our venv) and our own packages (repo root), so
+``prepare`` writes a tiny venv under the state dir whose interpreter is the venv's base
+Python and whose site-packages holds one ``.pth`` file adding the repo root and the venv's
+site-packages (with ``site.addsitedir``, so their own .pth files apply too). The server
+runs with that venv's ``bin`` first on PATH and the base Python's libpython first on
+LD_LIBRARY_PATH, so the stub runs the same interpreter build as the venv. No
+``EXECUTION_ENV_PATH`` in model configs is needed.
 """
 
 from __future__ import annotations
@@ -63,6 +69,7 @@ class Triton(Server):
             )
         self.wheel = wheel_dir()
         self.backends = self._install_backends()
+        self.stub_python = self._write_stub_venv()
 
     def _install_backends(self) -> Path:
         """Copy the wheel's backends into the state dir and add this Python's stub."""
@@ -84,16 +91,37 @@ class Triton(Server):
         shutil.copy2(stub, target / "python" / "triton_python_backend_stub")
         return target
 
+    def _write_stub_venv(self) -> Path:
+        """A venv for the stub: base Python + .pth adding the repo root and our site-packages."""
+        venv = self.home / "stub-python"
+        version = f"{sys.version_info.major}.{sys.version_info.minor}"
+        base_bin = Path(sysconfig.get_config_var("BINDIR"))
+        (venv / "bin").mkdir(parents=True, exist_ok=True)
+        for name in ("python", "python3", f"python{version}"):
+            link = venv / "bin" / name
+            link.unlink(missing_ok=True)
+            link.symlink_to(base_bin / f"python{version}")
+        (venv / "pyvenv.cfg").write_text(
+            f"home = {base_bin}\ninclude-system-site-packages = false\nversion = "
+            f"{sys.version_info.major}.{sys.version_info.minor}.{sys.version_info.micro}\n"
+        )
+        site_dir = venv / "lib" / f"python{version}" / "site-packages"
+        site_dir.mkdir(parents=True, exist_ok=True)
+        lines = [str(REPO_ROOT)]
+        lines += [f"import site; site.addsitedir({d!r})" for d in site.getsitepackages()]
+        (site_dir / "nlp_local_paths.pth").write_text("\n".join(lines) + "\n")
+        return venv / "bin"
+
     def environment(self) -> dict[str, str]:
         env = dict(os.environ)
         libs = self.wheel.parent.parent / "nvidia_pytriton.libs"
         libdir = sysconfig.get_config_var("LIBDIR") or ""
         ld_path = [p for p in (libdir, str(libs), env.get("LD_LIBRARY_PATH", "")) if p]
-        py_path = [str(REPO_ROOT), *site.getsitepackages(), env.get("PYTHONPATH", "")]
         env.update(
             LD_LIBRARY_PATH=os.pathsep.join(ld_path),
-            PYTHONPATH=os.pathsep.join(p for p in py_path if p),
-            PYTHONNOUSERSITE="1",
+            PATH=os.pathsep.join([str(self.stub_python), env.get("PATH", "")]),
+            # for anything the models start with the venv's own python
+            PYTHONPATH=os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p),
             PYTHONUNBUFFERED="1",
             # the stack shares 2 cores: one intra-op thread per model instance (DESIGN.md)
             OMP_NUM_THREADS="1",

@@ -1,0 +1,78 @@
+"""Session fixtures' logic: reuse a running local server or start one, stop only our own.
+
+tests/conftest.py wires these into pytest; keeping the logic here lets the CLI and the
+fixtures share one code path (same ports, same state dir, same health checks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from deploy.base import Server
+from deploy.settings import Settings
+from deploy.stack import server
+
+
+@dataclass(frozen=True)
+class KafkaInfo:
+    host: str
+    port: int
+    bootstrap: str
+    started_here: bool
+
+
+@dataclass(frozen=True)
+class ElasticsearchInfo:
+    host: str
+    port: int
+    url: str
+    started_here: bool
+
+
+@dataclass(frozen=True)
+class TritonInfo:
+    host: str
+    http_port: int
+    grpc_port: int
+    metrics_port: int
+    http_url: str  # host:port, the form tritonclient.http expects
+    grpc_url: str  # host:port, the form tritonclient.grpc expects
+    metrics_url: str
+    model_repository: str
+    started_here: bool
+    settings: Settings = field(repr=False, compare=False, default_factory=Settings)
+
+
+def describe(name: str, s: Settings, started_here: bool) -> object:
+    """The client-facing addresses of server ``name`` under settings ``s``."""
+    if name == "kafka":
+        return KafkaInfo(s.host, s.kafka_port, s.kafka_bootstrap, started_here)
+    if name == "elasticsearch":
+        return ElasticsearchInfo(s.host, s.es_port, s.es_url, started_here)
+    return TritonInfo(
+        s.host,
+        s.triton_http_port,
+        s.triton_grpc_port,
+        s.triton_metrics_port,
+        s.triton_http_url,
+        s.triton_grpc_url,
+        s.triton_metrics_url,
+        str(s.model_repository),
+        started_here,
+        s,
+    )
+
+
+@contextmanager
+def running(name: str, settings: Settings | None = None) -> Iterator[object]:
+    """Yield the addresses of a healthy server; stop it afterwards only if we started it."""
+    srv: Server = server(name, settings or Settings.from_env())
+    record, started = srv.start()
+    live = srv.as_started(record)
+    try:
+        yield describe(srv.name, live.settings, started)
+    finally:
+        if started:
+            srv.stop()
