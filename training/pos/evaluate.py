@@ -35,8 +35,8 @@ def evaluate(data: str, tagset: str, model: str | None = None) -> dict:
     sentences = read_conll(data, tagset)
     predicted = predictor.tag_tokens([s.tokens for s in sentences])
     correct = total = 0
-    for s, p in zip(sentences, predicted):
-        correct += sum(g == t for g, t in zip(s.tags, p[tagset]))
+    for s, p in zip(sentences, predicted, strict=True):
+        correct += sum(g == t for g, t in zip(s.tags, p[tagset], strict=True))
         total += len(s.tags)
     return {"accuracy": correct / max(total, 1), "tokens": total, "sentences": len(sentences),
             "tagset": tagset, "data": str(data), "model": str(path)}

@@ -12,8 +12,9 @@ compares, so they share all code but the recurrence:
                                               (Ha et al. 2016: main net feeds the hyper net)
     dcnn           x_i                        scaled by a hyper LSTM fed t_i only (Eq. 2-3)
 
-Shapes use B = batch, T = tokens, U = distinct tokens, L = characters per token, D = word representation,
-H = main LSTM units, K = hyper LSTM units, C = context classes (t_i), G = 4*H gate units.
+Shapes use B = batch, T = tokens, U = distinct tokens, L = characters per token,
+D = word representation, H = main LSTM units, K = hyper LSTM units,
+C = context classes (t_i), G = 4*H gate units.
 
 Why DCNN is fast here: its hyper LSTM reads only t_i, never the main LSTM's state, so the
 whole hyper sequence and every scaling vector d (Eq. 3) are computed for all steps at once,
@@ -245,7 +246,8 @@ class Tagger(nn.Module):
         elif self.cfg.variant == "dcnn":
             h = self._dcnn_scan(both, t, lengths)
         else:
-            h = _scaled_lstm_scan(per_direction(both, self.w_x) + self.b.unsqueeze(1), self.w_h, None)
+            gx = per_direction(both, self.w_x) + self.b.unsqueeze(1)
+            h = _scaled_lstm_scan(gx, self.w_h, None)
         out = torch.cat([h[0], reverse_padded(h[1], lengths)], dim=-1)
         return self.drop(out)
 
@@ -253,7 +255,8 @@ class Tagger(nn.Module):
         """Eq. 2-3: the hyper LSTM reads t_i only; its states scale the main LSTM's weights."""
         Z = self.cfg.hyper_embed
         t_dirs = (t, reverse_padded(t, lengths))
-        hyper = torch.stack([lstm(td)[0] for lstm, td in zip(self.hyper, t_dirs)])  # (2,B,T,K)
+        pairs = zip(self.hyper, t_dirs, strict=True)
+        hyper = torch.stack([lstm(td)[0] for lstm, td in pairs])  # (2,B,T,K)
         z = self.to_z(hyper)  # (2,B,T,3Z)
         d_x, d_h, d_b = (
             per_direction(z[..., k * Z : (k + 1) * Z], self.z_to_d[k]) + 1.0

@@ -71,7 +71,8 @@ class PosPredictor:
         for k in range(0, len(order), MAX_BATCH):
             idx = order[k : k + MAX_BATCH]
             chunk = [sentences[i] for i in idx]
-            best = self.model.tag_all(*(x.to(self.device) for x in encode_tokens(chunk, self.vocabs)))
+            inputs = (x.to(self.device) for x in encode_tokens(chunk, self.vocabs))
+            best = self.model.tag_all(*inputs)
             for head, ids in best.items():
                 itos = self.vocabs.tags[head].itos
                 for row, i in enumerate(idx):
@@ -85,7 +86,7 @@ class PosPredictor:
         kept = [s[:MAX_TOKENS] for s in spans]
         tags = self.tag_tokens([[sp.text for sp in s] for s in kept])
         results = []
-        for s, full, tg in zip(kept, spans, tags):
+        for s, full, tg in zip(kept, spans, tags, strict=True):
             tokens = [
                 TaggedToken(sp.text, sp.start, sp.end, {h: tg[h][i] for h in tg})
                 for i, sp in enumerate(s)

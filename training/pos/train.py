@@ -70,7 +70,8 @@ def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: 
     dev = {rel: load_split({rel: head}, root) for rel, head in dc["dev"].items()}
     if quick:
         heads = sorted({s.head for s in train_sents})
-        train_sents = [s for h in heads for s in train_sents if s.head == h][:: max(1, len(train_sents) // 1500)]
+        step = max(1, len(train_sents) // 1500)
+        train_sents = [s for h in heads for s in train_sents if s.head == h][::step]
         newswire = newswire[:500]
         dev = {k: v[:100] for k, v in dev.items()}
     vocabs = Vocabularies.build(train_sents + newswire, cfg["model"].get("min_word_count", 1))

@@ -1,0 +1,116 @@
+"""Tweets per second of the POS tagger, four ways, measured in one run.
+
+    python -m bench pos [--tweets 2000] [--skip-pipeline]
+
+(a) in_process  the model called in this process, batched: the ceiling
+(b) triton      the same texts through Triton over gRPC, batched, several requests in flight
+(c) pipeline    Kafka -> Faust worker -> Triton -> Kafka -> Faust -> Elasticsearch, from the
+                first message produced until the last one is searchable
+(d) naive       the same pipeline with one Triton request per message and none in flight
+                concurrently (NLP_TAG_BATCH_SIZE=1, NLP_TAG_IN_FLIGHT=1)
+
+Prints one JSON object: rates, the ratios the targets are stated in, and the resident
+memory of the whole local stack (servers + worker).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from deploy.settings import REPO_ROOT
+
+SAMPLE = REPO_ROOT / "deploy" / "sample_data" / "tweets.jsonl"
+
+
+def load_texts(n: int) -> list[str]:
+    """n tweet texts from the demo sample, repeated if the sample is shorter."""
+    texts = [json.loads(line)["text"] for line in SAMPLE.read_text().splitlines() if line]
+    return (texts * (n // len(texts) + 1))[:n]
+
+
+def bench_in_process(texts: list[str]) -> dict:
+    import torch
+
+    from training.pos.evaluate import shipped_checkpoint
+    from training.pos.predictor import PosPredictor
+
+    torch.set_num_threads(1)
+    predictor = PosPredictor(shipped_checkpoint())
+    predictor.tag_texts(texts[:256])  # warm-up: TorchScript specializes on first calls
+    began = time.perf_counter()
+    tagged = predictor.tag_texts(texts)
+    seconds = time.perf_counter() - began
+    tokens = sum(len(t.tokens) for t in tagged)
+    return {"tweets": len(texts), "tokens": tokens, "seconds": round(seconds, 3),
+            "tweets_per_s": round(len(texts) / seconds, 1)}
+
+
+async def _triton_run(texts: list[str], url: str, batch: int, in_flight: int) -> float:
+    import numpy as np
+    import tritonclient.grpc.aio as grpcclient
+
+    client = grpcclient.InferenceServerClient(url)
+    gate = asyncio.Semaphore(in_flight)
+
+    async def infer(chunk: list[str]) -> None:
+        arr = np.array([t.encode() for t in chunk], dtype=object).reshape(-1, 1)
+        inp = grpcclient.InferInput("TEXT", list(arr.shape), "BYTES")
+        inp.set_data_from_numpy(arr)
+        async with gate:
+            await client.infer("pos_tagger", [inp])
+
+    await infer(texts[:batch])  # warm-up
+    began = time.perf_counter()
+    await asyncio.gather(*(infer(texts[i : i + batch]) for i in range(0, len(texts), batch)))
+    seconds = time.perf_counter() - began
+    await client.close()
+    return seconds
+
+
+def bench_triton(texts: list[str], url: str, batch: int = 64, in_flight: int = 4) -> dict:
+    seconds = asyncio.run(_triton_run(texts, url, batch, in_flight))
+    return {"tweets": len(texts), "batch": batch, "in_flight": in_flight,
+            "seconds": round(seconds, 3), "tweets_per_s": round(len(texts) / seconds, 1)}
+
+
+def run(n_tweets: int, skip_pipeline: bool) -> dict:
+    from deploy.settings import Settings
+    from deploy.stack import servers
+
+    settings = Settings.from_env()
+    texts = load_texts(n_tweets)
+    result: dict = {"benchmark": "pos", "machine_cores": _cores()}
+    result["in_process"] = bench_in_process(texts)
+    for srv in servers(["triton"], settings):
+        srv.start(timeout=300)
+    result["triton"] = bench_triton(texts, f"{settings.host}:{settings.triton_grpc_port}")
+    ceiling = result["in_process"]["tweets_per_s"]
+    triton_rate = result["triton"]["tweets_per_s"]
+    result["ratios"] = {"triton_vs_in_process": round(triton_rate / ceiling, 3)}
+    if not skip_pipeline:
+        from bench.pipeline import bench_pipeline
+
+        for srv in servers(None, settings):
+            srv.start(timeout=300)
+        result["pipeline"] = bench_pipeline(texts, settings, naive=False)
+        result["naive"] = bench_pipeline(texts[: max(200, n_tweets // 4)], settings, naive=True)
+        pipe, naive = result["pipeline"]["tweets_per_s"], result["naive"]["tweets_per_s"]
+        result["ratios"]["pipeline_vs_in_process"] = round(pipe / ceiling, 3)
+        result["ratios"]["pipeline_vs_naive"] = round(pipe / naive, 2)
+        result["memory"] = _stack_memory(settings)
+    return result
+
+
+def _cores() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0))
+
+
+def _stack_memory(settings) -> dict:
+    from deploy.stack import servers, status
+
+    rss = {s.name: round(status(s).rss_bytes / 2**20) for s in servers(None, settings)}
+    return {"rss_mib": rss, "total_mib": sum(rss.values())}

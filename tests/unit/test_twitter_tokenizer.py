@@ -1,0 +1,41 @@
+"""Specification of the Twitter-aware tokenizer (training/text/twitter_tokenizer.py)."""
+
+import pytest
+
+from training.text.twitter_tokenizer import tokenize
+
+
+def words(text: str) -> list[str]:
+    return [t.text for t in tokenize(text)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["RT @bob: see http://t.co/x1 #win :-) 😂😂", "  spaced   out\ttext\n", "", "日本語 テキスト"],
+)
+def test_offsets_point_at_the_token_in_the_original_text(text):
+    for tok in tokenize(text):
+        assert text[tok.start : tok.end] == tok.text
+        assert tok.text.strip() == tok.text != ""
+
+
+def test_twitter_entities_stay_whole():
+    assert words("RT @bob_1: read https://t.co/AbC?x=1 now #BostonStrong") == [
+        "RT", "@bob_1", ":", "read", "https://t.co/AbC?x=1", "now", "#BostonStrong",
+    ]
+
+
+def test_emoticons_and_emoji_are_tokens():
+    assert words("so happy :) <3 :-( 😂😂") == ["so", "happy", ":)", "<3", ":-(", "😂", "😂"]
+
+
+def test_contractions_stay_one_token_as_in_ark_twitter():
+    assert words("I'm sure it's fine, don't worry") == [
+        "I'm", "sure", "it's", "fine", ",", "don't", "worry",
+    ]
+
+
+def test_punctuation_runs_and_numbers():
+    assert words("wait... what?!? $5.99 at 5pm") == [
+        "wait", "...", "what", "?!?", "$5.99", "at", "5pm",
+    ]
