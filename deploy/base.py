@@ -51,8 +51,12 @@ class Server(ABC):
         """The ports this server binds on 127.0.0.1."""
 
     @abstractmethod
+    def install(self) -> None:
+        """Find the runtime and resolve binaries/jars; slow the first time only."""
+
+    @abstractmethod
     def prepare(self) -> None:
-        """Resolve binaries and write config files; may be slow the first time only."""
+        """``install``, then write config files and initialise storage before a start."""
 
     @abstractmethod
     def command(self) -> list[str]:

@@ -54,9 +54,12 @@ class Elasticsearch(Server):
             "cluster.routing.allocation.disk.threshold_enabled": False,
         }
 
-    def prepare(self) -> None:
+    def install(self) -> None:
         self.java = jvm.find_java(17)
         self.classpath = jvm.classpath("elasticsearch", self.settings.state_dir / "jars")
+
+    def prepare(self) -> None:
+        self.install()
         conf = self.home / "config"
         conf.mkdir(parents=True, exist_ok=True)
         (self.home / "tmp").mkdir(exist_ok=True)
@@ -133,11 +136,12 @@ class Elasticsearch(Server):
         )
 
     def _get(self, path: str) -> dict:
-        with urllib.request.urlopen(self.settings.es_url + path, timeout=3) as resp:
+        base = f"http://{self.settings.host}:{self.settings.es_port}"
+        with urllib.request.urlopen(base + path, timeout=3) as resp:
             return json.loads(resp.read())
 
     def endpoints(self) -> dict[str, str]:
         return {
-            "http": self.settings.es_url,
+            "http": f"http://{self.settings.host}:{self.settings.es_port}",
             "transport": f"{self.settings.host}:{self.settings.es_transport_port}",
         }

@@ -70,9 +70,12 @@ class Kafka(Server):
             "log.segment.bytes": str(64 * 1024 * 1024),
         }
 
-    def prepare(self) -> None:
+    def install(self) -> None:
         self.java = jvm.find_java(17)
         self.classpath = jvm.classpath("kafka", self.settings.state_dir / "jars")
+
+    def prepare(self) -> None:
+        self.install()
         self.home.mkdir(parents=True, exist_ok=True)
         props = "".join(f"{k}={v}\n" for k, v in self.server_properties().items())
         (self.home / "server.properties").write_text(props)
@@ -144,13 +147,13 @@ class Kafka(Server):
         if not port_in_use(s.host, s.kafka_port):
             return False
         try:
-            return broker_count(self.settings.kafka_bootstrap) >= 1
+            return broker_count(f"{s.host}:{s.kafka_port}") >= 1
         except Exception:
             return False
 
     def endpoints(self) -> dict[str, str]:
         return {
-            "bootstrap": self.settings.kafka_bootstrap,
+            "bootstrap": f"{self.settings.host}:{self.settings.kafka_port}",
             "controller": f"{self.settings.host}:{self.settings.kafka_controller_port}",
         }
 

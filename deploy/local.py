@@ -1,6 +1,7 @@
 """Run the real servers of the pipeline as local processes (no Docker).
 
     python -m deploy.local up [kafka|elasticsearch|triton ...]
+    python -m deploy.local prepare [names ...]     (Maven jars, Triton backends; no start)
     python -m deploy.local down [names ...]
     python -m deploy.local status
     python -m deploy.local logs [name] [-n N]
@@ -32,6 +33,14 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
         verb = f"started in {took:.1f}s" if started else "already running"
         where = ", ".join(f"{k} {v}" for k, v in srv.as_started(record).endpoints().items())
         print(f"{srv.name}: up, {verb} (pid {record.pid}; {where})", flush=True)
+    return 0
+
+
+def cmd_prepare(args: argparse.Namespace, settings: Settings) -> int:
+    for srv in servers(args.names, settings):
+        began = time.monotonic()
+        srv.install()
+        print(f"{srv.name}: ready to start ({time.monotonic() - began:.1f}s)", flush=True)
     return 0
 
 
@@ -93,6 +102,9 @@ def parser() -> argparse.ArgumentParser:
     up.add_argument("names", **names)
     up.add_argument("--timeout", type=float, default=None, help="seconds per server")
     up.set_defaults(func=cmd_up)
+    prep = sub.add_parser("prepare", help="resolve jars and binaries without starting")
+    prep.add_argument("names", **names)
+    prep.set_defaults(func=cmd_prepare)
     down = sub.add_parser("down", help="stop the servers this state dir started")
     down.add_argument("names", **names)
     down.add_argument("--timeout", type=float, default=30.0, help="seconds before SIGKILL")

@@ -41,9 +41,16 @@ def _path(env: Mapping[str, str], name: str, default: str) -> Path:
 
 @dataclass(frozen=True)
 class Settings:
-    """Where each local server listens and keeps its files."""
+    """Where each server listens and keeps its files.
+
+    ``host`` is where the local processes bind (always loopback). The ``*_host`` fields are
+    what clients dial; they differ only inside Docker Compose (kafka, elasticsearch, triton).
+    """
 
     host: str = HOST
+    kafka_host: str = HOST
+    es_host: str = HOST
+    triton_host: str = HOST
     kafka_port: int = 9092
     kafka_controller_port: int = 9093
     es_port: int = 9200
@@ -64,6 +71,9 @@ class Settings:
         e = os.environ if env is None else env
         kafka_port = _int(e, "NLP_KAFKA_PORT", 9092)
         return cls(
+            kafka_host=e.get("NLP_KAFKA_HOST", "").strip() or HOST,
+            es_host=e.get("NLP_ES_HOST", "").strip() or HOST,
+            triton_host=e.get("NLP_TRITON_HOST", "").strip() or HOST,
             kafka_port=kafka_port,
             kafka_controller_port=_int(e, "NLP_KAFKA_CONTROLLER_PORT", kafka_port + 1),
             es_port=_int(e, "NLP_ES_PORT", 9200),
@@ -96,23 +106,27 @@ class Settings:
     # Addresses clients use -------------------------------------------------------
     @property
     def kafka_bootstrap(self) -> str:
-        return f"{self.host}:{self.kafka_port}"
+        """bootstrap_servers for Kafka clients."""
+        return f"{self.kafka_host}:{self.kafka_port}"
 
     @property
     def es_url(self) -> str:
-        return f"http://{self.host}:{self.es_port}"
+        """Base URL for the Elasticsearch client."""
+        return f"http://{self.es_host}:{self.es_port}"
 
     @property
     def triton_http_url(self) -> str:
-        return f"{self.host}:{self.triton_http_port}"
+        """host:port, the form tritonclient.http expects."""
+        return f"{self.triton_host}:{self.triton_http_port}"
 
     @property
     def triton_grpc_url(self) -> str:
-        return f"{self.host}:{self.triton_grpc_port}"
+        """host:port, the form tritonclient.grpc expects."""
+        return f"{self.triton_host}:{self.triton_grpc_port}"
 
     @property
     def triton_metrics_url(self) -> str:
-        return f"http://{self.host}:{self.triton_metrics_port}/metrics"
+        return f"http://{self.triton_host}:{self.triton_metrics_port}/metrics"
 
 
 def load() -> Settings:

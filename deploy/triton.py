@@ -19,6 +19,7 @@ LD_LIBRARY_PATH, so the stub runs the same interpreter build as the venv. No
 
 from __future__ import annotations
 
+import filecmp
 import importlib.util
 import os
 import shutil
@@ -48,6 +49,30 @@ def wheel_dir() -> Path:
     return path
 
 
+def _sync_file(src: Path, dst: Path) -> None:
+    """Copy ``src`` to ``dst`` unless identical; replace via rename, never in place."""
+    if dst.exists() and filecmp.cmp(src, dst, shallow=False):
+        return
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(dst.name + ".tmp")
+    shutil.copy2(src, tmp)
+    os.replace(tmp, dst)
+
+
+def _sync_text(path: Path, text: str) -> None:
+    if not path.exists() or path.read_text() != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def _sync_link(link: Path, target: Path) -> None:
+    if link.is_symlink() and link.readlink() == target:
+        return
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.unlink(missing_ok=True)
+    link.symlink_to(target)
+
+
 class Triton(Server):
     """tritonserver in explicit model-control mode serving NLP_MODEL_REPOSITORY."""
 
@@ -61,18 +86,25 @@ class Triton(Server):
             Port("metrics", s.triton_metrics_port, "NLP_TRITON_METRICS_PORT"),
         ]
 
+    def install(self) -> None:
+        self.wheel = wheel_dir()
+        self.backends = self._install_backends()
+        self.stub_python = self._write_stub_venv()
+
     def prepare(self) -> None:
         repo = self.settings.model_repository
         if not repo.is_dir():
             raise DeployError(
                 f"model repository {repo} does not exist; create it or set NLP_MODEL_REPOSITORY"
             )
-        self.wheel = wheel_dir()
-        self.backends = self._install_backends()
-        self.stub_python = self._write_stub_venv()
+        self.install()
 
     def _install_backends(self) -> Path:
-        """Copy the wheel's backends into the state dir and add this Python's stub."""
+        """Copy the wheel's backends into the state dir and add this Python's stub.
+
+        Files are replaced only when they differ, and atomically (new inode), so running
+        ``prepare`` while a server uses the same state dir does not touch mapped libraries.
+        """
         version = f"{sys.version_info.major}.{sys.version_info.minor}"
         stub = self.wheel / "python_backend_stubs" / version / "triton_python_backend_stub"
         if not stub.exists():
@@ -82,34 +114,27 @@ class Triton(Server):
                 f"{self.wheel / 'python_backend_stubs'}"
             )
         target = self.home / "backends"
-        shutil.copytree(
-            self.wheel / "backends",
-            target,
-            dirs_exist_ok=True,
-            ignore=shutil.ignore_patterns("__pycache__"),
-        )
-        shutil.copy2(stub, target / "python" / "triton_python_backend_stub")
+        source = self.wheel / "backends"
+        for src in source.rglob("*"):
+            if src.is_file() and "__pycache__" not in src.parts:
+                _sync_file(src, target / src.relative_to(source))
+        _sync_file(stub, target / "python" / "triton_python_backend_stub")
         return target
 
     def _write_stub_venv(self) -> Path:
         """A venv for the stub: base Python + .pth adding the repo root and our site-packages."""
         venv = self.home / "stub-python"
-        version = f"{sys.version_info.major}.{sys.version_info.minor}"
+        v = sys.version_info
+        version = f"{v.major}.{v.minor}"
         base_bin = Path(sysconfig.get_config_var("BINDIR"))
-        (venv / "bin").mkdir(parents=True, exist_ok=True)
         for name in ("python", "python3", f"python{version}"):
-            link = venv / "bin" / name
-            link.unlink(missing_ok=True)
-            link.symlink_to(base_bin / f"python{version}")
-        (venv / "pyvenv.cfg").write_text(
-            f"home = {base_bin}\ninclude-system-site-packages = false\nversion = "
-            f"{sys.version_info.major}.{sys.version_info.minor}.{sys.version_info.micro}\n"
-        )
-        site_dir = venv / "lib" / f"python{version}" / "site-packages"
-        site_dir.mkdir(parents=True, exist_ok=True)
+            _sync_link(venv / "bin" / name, base_bin / f"python{version}")
+        cfg = f"home = {base_bin}\ninclude-system-site-packages = false\n"
+        _sync_text(venv / "pyvenv.cfg", cfg + f"version = {version}.{v.micro}\n")
         lines = [str(REPO_ROOT)]
         lines += [f"import site; site.addsitedir({d!r})" for d in site.getsitepackages()]
-        (site_dir / "nlp_local_paths.pth").write_text("\n".join(lines) + "\n")
+        pth = venv / "lib" / f"python{version}" / "site-packages" / "nlp_local_paths.pth"
+        _sync_text(pth, "\n".join(lines) + "\n")
         return venv / "bin"
 
     def environment(self) -> dict[str, str]:
@@ -156,7 +181,7 @@ class Triton(Server):
         return cmd
 
     def healthy(self) -> bool:
-        url = f"http://{self.settings.triton_http_url}/v2/health/ready"
+        url = f"http://{self.settings.host}:{self.settings.triton_http_port}/v2/health/ready"
         try:
             with urllib.request.urlopen(url, timeout=3) as resp:
                 return resp.status == 200
@@ -166,8 +191,8 @@ class Triton(Server):
     def endpoints(self) -> dict[str, str]:
         s = self.settings
         return {
-            "http": f"http://{s.triton_http_url}",
-            "grpc": s.triton_grpc_url,
-            "metrics": s.triton_metrics_url,
+            "http": f"http://{s.host}:{s.triton_http_port}",
+            "grpc": f"{s.host}:{s.triton_grpc_port}",
+            "metrics": f"http://{s.host}:{s.triton_metrics_port}/metrics",
             "models": str(s.model_repository),
         }
