@@ -1,0 +1,47 @@
+"""The training CLI's contracts: `evaluate` prints JSON last; `train --quick` works end to end."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from training.paths import REPO_ROOT
+
+DATA = REPO_ROOT / "tests" / "data"
+SHARED = Path(os.environ.get("NLP_DATA_DIR", REPO_ROOT.parent / "shared" / "data"))
+
+
+def run_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "training", *args], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=timeout, check=True)
+
+
+def last_json(stdout: str) -> dict:
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(("conll", "tagset", "floor"), [
+    ("daily547_first60.conll", "ark", 0.80),
+    ("ritter_test_first40.conll", "ptb", 0.80),
+])
+def test_evaluate_prints_accuracy_of_the_shipped_model_as_last_json_line(conll, tagset, floor):
+    args = ("evaluate", "pos", "--data", str(DATA / conll), "--tagset", tagset)
+    result = last_json(run_cli(*args).stdout)
+    tokens = sum(1 for line in (DATA / conll).read_text().splitlines() if line.strip())
+    assert result["tokens"] == tokens
+    assert floor <= result["accuracy"] <= 1.0
+
+
+@pytest.mark.skipif(not (SHARED / "pos").is_dir(), reason="shared POS datasets not present")
+def test_quick_training_produces_a_checkpoint_that_evaluates(tmp_path):
+    run_cli("train", "pos", "--config", "training/configs/pos_dcnn.toml", "--quick",
+            "--out", str(tmp_path))
+    checkpoint = tmp_path / "pos_dcnn_quick" / "best.pt"
+    assert checkpoint.stat().st_size < 20 * 2**20
+    result = last_json(run_cli("evaluate", "pos", "--data", str(DATA / "daily547_first60.conll"),
+                               "--tagset", "ark", "--model", str(checkpoint)).stdout)
+    # One minute of training must beat always answering the most frequent tag (V: 151/957).
+    assert 0.16 < result["accuracy"] <= 1.0
