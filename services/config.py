@@ -1,0 +1,112 @@
+"""Pipeline configuration: topic names, index naming, limits, batching and retry knobs.
+
+Server addresses come from ``deploy.settings`` (one place for ports, shared with the local
+stack and the test fixtures); this module adds only what the services decide themselves.
+Every value can be overridden through an ``NLP_*`` environment variable so a test session
+can run the worker against its own topics, index prefix and consumer group without
+touching the defaults.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from deploy.settings import Settings
+
+#: Hard limit on a raw Kafka message; the broker allows 2 MiB (message.max.bytes).
+MAX_RAW_BYTES = 2 * 1024 * 1024
+#: Longer post texts are cut to this many code points (``TaggedPost.truncated``).
+MAX_POST_CHARS = 10_000
+#: Elasticsearch refuses ``_id`` values longer than 512 bytes.
+MAX_ID_BYTES = 512
+#: A dead letter keeps at most this much of the original value, so that the envelope of a
+#: message near the broker's 2 MiB limit still fits on the DLQ topic.
+MAX_DLQ_VALUE_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Topics:
+    """Kafka topic names of the posts flow (articles.* belong to the headline service)."""
+
+    posts_raw: str = "posts.raw"
+    posts_tagged: str = "posts.tagged"
+    posts_raw_dlq: str = "posts.raw.dlq"
+    posts_tagged_dlq: str = "posts.tagged.dlq"
+
+    @classmethod
+    def with_prefix(cls, prefix: str) -> Topics:
+        """Same names behind ``prefix`` (tests use a unique prefix per session)."""
+        base = cls()
+        return cls(*(prefix + getattr(base, name) for name in base.__dataclass_fields__))
+
+    def all(self) -> list[str]:
+        return [self.posts_raw, self.posts_tagged, self.posts_raw_dlq, self.posts_tagged_dlq]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff while a dependency (Triton, Elasticsearch, Kafka) is unavailable.
+
+    ``max_wait=None`` retries forever, which is what a worker wants: a model reload or an
+    Elasticsearch restart must delay processing, not lose it. Tests set a finite value so a
+    broken setup fails instead of hanging.
+    """
+
+    initial: float = 0.5
+    factor: float = 2.0
+    max_delay: float = 30.0
+    max_wait: float | None = None
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """Everything the stream worker, the producer and the search CLI need."""
+
+    servers: Settings = field(default_factory=Settings)
+    app_id: str = "nlp-pipeline"
+    topics: Topics = field(default_factory=Topics)
+    index_prefix: str = "posts"
+    pos_model: str = "pos_tagger"
+    max_post_chars: int = MAX_POST_CHARS
+    max_raw_bytes: int = MAX_RAW_BYTES
+    tag_batch_size: int = 64
+    tag_batch_within: float = 0.2
+    triton_concurrency: int = 4
+    triton_timeout: float = 60.0
+    index_batch_size: int = 256
+    index_batch_within: float = 0.5
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    web_port: int | None = 6066
+
+    @property
+    def index_pattern(self) -> str:
+        """What searches, the template and Kibana use: every monthly index."""
+        return f"{self.index_prefix}-*"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> PipelineConfig:
+        e = os.environ if env is None else env
+        max_wait = e.get("NLP_RETRY_MAX_WAIT", "").strip()
+        web_port = int(e.get("NLP_STREAM_WEB_PORT", "6066") or 0)
+        return cls(
+            servers=Settings.from_env(e),
+            app_id=e.get("NLP_APP_ID", "nlp-pipeline"),
+            topics=Topics.with_prefix(e.get("NLP_TOPIC_PREFIX", "")),
+            index_prefix=e.get("NLP_INDEX_PREFIX", "posts").lower(),
+            pos_model=e.get("NLP_POS_MODEL", "pos_tagger"),
+            max_post_chars=int(e.get("NLP_MAX_POST_CHARS", MAX_POST_CHARS)),
+            tag_batch_size=int(e.get("NLP_TAG_BATCH", 64)),
+            tag_batch_within=float(e.get("NLP_TAG_WITHIN", 0.2)),
+            triton_concurrency=max(1, int(e.get("NLP_TRITON_CONCURRENCY", 4))),
+            index_batch_size=int(e.get("NLP_INDEX_BATCH", 256)),
+            index_batch_within=float(e.get("NLP_INDEX_WITHIN", 0.5)),
+            retry=RetryPolicy(max_wait=float(max_wait) if max_wait else None),
+            web_port=web_port or None,
+        )
+
+
+def load() -> PipelineConfig:
+    """The configuration of this process's environment."""
+    return PipelineConfig.from_env()

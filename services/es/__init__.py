@@ -1,0 +1,1 @@
+"""Elasticsearch side of the posts flow: document shape, index template, bulk indexing."""

@@ -1,0 +1,99 @@
+"""The Elasticsearch document of a tagged post and the index it lives in.
+
+Monthly indices ``<prefix>-YYYY.MM`` by ``created_at`` (UTC): old months can be closed or
+deleted without touching new data, Kibana's data view ``posts-*`` spans them all, and the
+index is a pure function of the post, so a redelivered post lands on the same ``_id`` in
+the same index (idempotent). Posts without ``created_at`` go to ``<prefix>-undated``.
+
+Tokens are kept twice: ``tokens`` (stored, not indexed) renders ``Obama/NNP`` in results,
+and ``pos_terms`` makes "word X tagged T" a single keyword term: ``NNP|obama`` for the PTB
+tag, ``ark:^|obama`` for the ARK tag (word lowercased). A nested mapping would answer the
+same queries with heavier indexing and clumsier Kibana support.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from services.pb import messages_pb2 as pb
+
+ARK_PREFIX = "ark:"
+
+
+def timestamp_iso(ts: Timestamp) -> str:
+    return ts.ToDatetime(tzinfo=UTC).isoformat().replace("+00:00", "Z")
+
+
+def index_name(prefix: str, post: pb.Post) -> str:
+    """``<prefix>-YYYY.MM`` of the post's creation month (UTC)."""
+    if not post.HasField("created_at"):
+        return f"{prefix}-undated"
+    created = post.created_at.ToDatetime(tzinfo=UTC)
+    return f"{prefix}-{created:%Y.%m}"
+
+
+def ptb_term(tag: str, word: str) -> str:
+    return f"{tag}|{word.lower()}"
+
+
+def ark_term(tag: str, word: str) -> str:
+    return f"{ARK_PREFIX}{tag}|{word.lower()}"
+
+
+def pos_terms(tokens: list[pb.Token]) -> list[str]:
+    """Distinct ``TAG|word`` and ``ark:TAG|word`` terms, in token order."""
+    terms: dict[str, None] = {}
+    for tok in tokens:
+        if tok.pos_ptb:
+            terms[ptb_term(tok.pos_ptb, tok.text)] = None
+        if tok.pos_ark:
+            terms[ark_term(tok.pos_ark, tok.text)] = None
+    return list(terms)
+
+
+def _model(ref: pb.ModelRef) -> dict[str, str] | None:
+    return {"name": ref.name, "version": ref.version} if ref.name else None
+
+
+def _distinct(values: list[str]) -> list[str]:
+    return list(dict.fromkeys(v for v in values if v))
+
+
+def post_document(tagged: pb.TaggedPost) -> dict[str, Any]:
+    """The ``_source`` for one post (``_id`` is ``post.id``)."""
+    post = tagged.post
+    tokens = list(tagged.tokens)
+    doc: dict[str, Any] = {
+        "id": post.id,
+        "platform": pb.Platform.Name(post.platform).lower(),
+        "lang": post.lang or None,
+        "text": post.text,
+        "author": post.author or None,
+        "created_at": timestamp_iso(post.created_at) if post.HasField("created_at") else None,
+        "attributes": dict(post.attributes),
+        "user_hashtags": [h.lstrip("#") for h in post.user_hashtags],
+        "tokens": [
+            {"text": t.text, "start": t.start, "end": t.end, "ptb": t.pos_ptb, "ark": t.pos_ark}
+            for t in tokens
+        ],
+        "token_count": len(tokens),
+        "pos_terms": pos_terms(tokens),
+        "ptb_tags": _distinct([t.pos_ptb for t in tokens]),
+        "ark_tags": _distinct([t.pos_ark for t in tokens]),
+        "hashtags": [{"text": h.text.lstrip("#"), "score": h.score} for h in tagged.hashtags],
+        "pos_model": _model(tagged.pos_model),
+        "hashtag_model": _model(tagged.hashtag_model),
+        "processed_at": (
+            timestamp_iso(tagged.processed_at) if tagged.HasField("processed_at") else None
+        ),
+        "truncated": tagged.truncated,
+        "original_length": tagged.original_length or len(post.text),
+    }
+    return doc
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)

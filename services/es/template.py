@@ -1,0 +1,43 @@
+"""Install the ``posts-*`` index template idempotently (worker start, search CLI).
+
+The template is a composable ``_index_template`` (ES >= 7.8) read from
+``posts_template.json``; for another index prefix (tests) the name and pattern are
+rewritten. ``PUT`` replaces an existing template with the same body, so installing on
+every start is harmless; indices created earlier keep their mapping.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+from elasticsearch import Elasticsearch
+
+TEMPLATE_FILE = Path(__file__).with_name("posts_template.json")
+
+
+def template_body(index_prefix: str = "posts") -> dict[str, Any]:
+    """The template for indices ``<index_prefix>-*``."""
+    body = json.loads(TEMPLATE_FILE.read_text())
+    body.pop("_comment", None)
+    body = copy.deepcopy(body)
+    body["index_patterns"] = [f"{index_prefix}-*"]
+    return body
+
+
+def template_name(index_prefix: str = "posts") -> str:
+    return index_prefix
+
+
+def install_template(es: Elasticsearch, index_prefix: str = "posts") -> None:
+    """Create or update the template; safe to call any number of times."""
+    es.indices.put_index_template(
+        name=template_name(index_prefix), body=template_body(index_prefix)
+    )
+
+
+def mapping_properties() -> dict[str, Any]:
+    """Top-level fields of the mapping (documents may use only these)."""
+    return template_body()["template"]["mappings"]["properties"]

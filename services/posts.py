@@ -1,0 +1,92 @@
+"""Decoding, validation and truncation of raw posts, and building the ``TaggedPost``.
+
+Pure functions on protobuf messages so that the agent stays a thin loop and every rule
+here is unit-testable without Kafka or Triton.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from google.protobuf.message import DecodeError
+
+from services import errors
+from services.config import MAX_ID_BYTES
+from services.pb import messages_pb2 as pb
+from services.triton import TagResult
+
+
+@dataclass(frozen=True)
+class PreparedPost:
+    """A valid post ready for tagging; ``post.text`` is already cut to the limit."""
+
+    post: pb.Post
+    truncated: bool
+    original_length: int
+
+
+def decode_post(raw: bytes | None, max_bytes: int) -> pb.Post:
+    """Parse ``raw`` as a ``Post``; protobuf's UTF-8 check makes bad text a decode error."""
+    if raw is None:
+        raise errors.Rejected(errors.DECODE_ERROR, "message has no value (tombstone)")
+    if len(raw) > max_bytes:
+        raise errors.Rejected(
+            errors.TOO_LARGE, f"message is {len(raw)} bytes, limit is {max_bytes}"
+        )
+    try:
+        return pb.Post.FromString(raw)
+    except (DecodeError, ValueError) as exc:
+        raise errors.Rejected(errors.DECODE_ERROR, f"not a Post protobuf: {exc}") from None
+
+
+def validate_post(post: pb.Post) -> None:
+    """Raise ``Rejected(INVALID)`` unless id, text and platform are usable."""
+    if not post.id.strip():
+        raise errors.Rejected(errors.INVALID, "post has no id")
+    if len(post.id.encode("utf-8")) > MAX_ID_BYTES:
+        raise errors.Rejected(errors.INVALID, f"post id longer than {MAX_ID_BYTES} bytes")
+    if not post.text.strip():
+        raise errors.Rejected(errors.INVALID, f"post {post.id!r} has empty text")
+    if post.platform == pb.PLATFORM_UNSPECIFIED:
+        raise errors.Rejected(errors.INVALID, f"post {post.id!r} has no platform")
+
+
+def truncate_post(post: pb.Post, max_chars: int) -> PreparedPost:
+    """Cut the text to ``max_chars`` code points (Python str indices are code points)."""
+    length = len(post.text)
+    if length <= max_chars:
+        return PreparedPost(post, truncated=False, original_length=length)
+    cut = pb.Post()
+    cut.CopyFrom(post)
+    cut.text = post.text[:max_chars]
+    return PreparedPost(cut, truncated=True, original_length=length)
+
+
+def prepare_post(raw: bytes | None, *, max_bytes: int, max_chars: int) -> PreparedPost:
+    """Decode, validate and truncate one raw message; raises ``Rejected``."""
+    post = decode_post(raw, max_bytes)
+    validate_post(post)
+    return truncate_post(post, max_chars)
+
+
+def build_tagged_post(
+    prepared: PreparedPost, result: TagResult, model: pb.ModelRef, now: datetime
+) -> pb.TaggedPost:
+    """The message for posts.tagged.
+
+    ``truncated`` is also set when the model itself tagged only a prefix of the text, so
+    the flag always means "tokens do not cover the original text".
+    """
+    tagged = pb.TaggedPost(
+        post=prepared.post,
+        pos_model=model,
+        truncated=prepared.truncated or result.truncated,
+        original_length=prepared.original_length,
+    )
+    tagged.tokens.extend(
+        pb.Token(text=t.text, start=t.start, end=t.end, pos_ptb=t.ptb, pos_ark=t.ark)
+        for t in result.tokens
+    )
+    tagged.processed_at.FromDatetime(now)
+    return tagged

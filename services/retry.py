@@ -1,0 +1,64 @@
+"""Retry with exponential backoff, logging every attempt.
+
+Used wherever the pipeline waits for a dependency to come back (Triton while a model
+loads, Elasticsearch during a restart, Kafka during a broker outage). Each retry is
+logged at WARNING so an operator sees why processing is stalled; nothing gives up
+silently. Only a finite ``RetryPolicy.max_wait`` (tests) ends in ``RetryGaveUp``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TypeVar
+
+from services.config import RetryPolicy
+
+T = TypeVar("T")
+
+
+class RetryGaveUp(RuntimeError):
+    """The dependency stayed unavailable longer than ``RetryPolicy.max_wait``."""
+
+
+def delays(policy: RetryPolicy, jitter: float = 0.1) -> Iterator[float]:
+    """Backoff delays: initial, initial*factor, ... capped at max_delay, +-jitter."""
+    delay = policy.initial
+    while True:
+        yield delay * (1.0 + random.uniform(-jitter, jitter))
+        delay = min(delay * policy.factor, policy.max_delay)
+
+
+async def retry_async(
+    op: Callable[[], Awaitable[T]],
+    *,
+    policy: RetryPolicy,
+    is_transient: Callable[[BaseException], bool],
+    what: str,
+    log: logging.Logger,
+) -> T:
+    """Await ``op()`` until it succeeds; retry transient errors, re-raise the others."""
+    started = time.monotonic()
+    for attempt, delay in enumerate(delays(policy), start=1):
+        try:
+            return await op()
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            waited = time.monotonic() - started
+            if policy.max_wait is not None and waited + delay > policy.max_wait:
+                raise RetryGaveUp(f"{what}: still failing after {waited:.1f}s: {exc}") from exc
+            log.warning(
+                "%s failed (attempt %d, %.1fs so far): %s; retrying in %.2fs",
+                what, attempt, waited, _brief(exc), delay,
+            )
+            await asyncio.sleep(delay)
+    raise AssertionError("unreachable")  # delays() never ends
+
+
+def _brief(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text[:300]}"

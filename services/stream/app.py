@@ -1,0 +1,81 @@
+"""The Faust app: broker, topics, and settings for the known failure modes.
+
+Failure modes and what covers them:
+
+- Broker outage: aiokafka reconnects by itself; our producers retry sends with backoff
+  (``batching.publish``) and batches stay unacked until delivery, so nothing is committed
+  for work that did not reach Kafka. ``broker_request_timeout`` > ``broker_session_timeout``
+  as Faust requires.
+- Slow handler (Triton or Elasticsearch down, a model reload): the agent waits in logged
+  retries. Fetching and heartbeats run in Faust's consumer thread, so the member stays in
+  the group (``broker_max_poll_interval`` is far above a batch's normal time);
+  ``stream_processing_timeout`` makes Faust log an error when a batch takes unusually
+  long, and ``broker_commit_livelock_soft_timeout`` warns when offsets stop advancing
+  while messages are in flight -- both are the operator's signal, not a crash.
+  ``stream_buffer_maxsize`` bounds the prefetch so a stalled agent does not hoard memory
+  and starve the other agent.
+- Rebalance/restart reprocessing: at-least-once by design (offsets committed after the
+  downstream write). Reprocessed posts are re-tagged and re-published with the same key
+  and re-indexed under the same ``_id``: harmless. ``stream_wait_empty`` (default) lets
+  the in-flight batch finish before partitions are given up.
+- Large messages: producer and fetch limits match the broker's 2 MiB message limit.
+"""
+
+from __future__ import annotations
+
+import faust
+
+from services.config import MAX_RAW_BYTES, PipelineConfig, load
+from services.stream import index_posts, tag_posts
+
+
+def create_app(cfg: PipelineConfig) -> faust.App:
+    """A Faust app with the pipeline's settings (no agents yet)."""
+    return faust.App(
+        cfg.app_id,
+        broker=f"kafka://{cfg.servers.kafka_bootstrap}",
+        store="memory://",
+        autodiscover=False,
+        web_enabled=cfg.web_port is not None,
+        web_port=cfg.web_port or 6066,
+        web_bind="127.0.0.1",
+        web_host="127.0.0.1",
+        producer_acks=-1,
+        producer_max_request_size=MAX_RAW_BYTES,
+        consumer_max_fetch_size=2 * MAX_RAW_BYTES,
+        consumer_auto_offset_reset="earliest",
+        broker_commit_interval=1.0,
+        broker_session_timeout=30.0,
+        broker_heartbeat_interval=3.0,
+        broker_request_timeout=60.0,
+        broker_max_poll_interval=600.0,
+        broker_commit_livelock_soft_timeout=120.0,
+        stream_processing_timeout=120.0,
+        stream_buffer_maxsize=max(1024, 4 * cfg.index_batch_size),
+        topic_partitions=4,
+    )
+
+
+def raw_topic(app: faust.App, name: str) -> faust.TopicT:
+    """A topic whose keys and values are bytes (protobuf is decoded by the agents)."""
+    return app.topic(
+        name, key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw"
+    )
+
+
+def build(cfg: PipelineConfig) -> faust.App:
+    """The app with both agents attached."""
+    app = create_app(cfg)
+    t = cfg.topics
+    tag_posts.register(
+        app, cfg, raw_topic(app, t.posts_raw), raw_topic(app, t.posts_tagged),
+        raw_topic(app, t.posts_raw_dlq),
+    )
+    index_posts.register(
+        app, cfg, raw_topic(app, t.posts_tagged), raw_topic(app, t.posts_tagged_dlq)
+    )
+    return app
+
+
+config = load()
+app = build(config)
