@@ -1,0 +1,108 @@
+"""docker-compose.yml describes the same system as the local stack (deploy.local).
+
+Validated offline with Debian's docker-compose 1.29 (`config -q` resolves and checks the
+file against the Compose schema without a Docker engine). Install it with the packages in
+deploy/ci-apt-packages.txt.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from deploy.settings import ELASTICSEARCH_VERSION, KAFKA_VERSION, REPO_ROOT, TRITON_CONTAINER
+
+COMPOSE_FILE = REPO_ROOT / "docker-compose.yml"
+EXPECTED_SERVICES = {
+    "kafka",
+    "elasticsearch",
+    "kibana",
+    "kibana-setup",
+    "triton",
+    "worker",
+    "producer",
+}
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("docker-compose") is None,
+    reason="docker-compose not installed (apt-get install -y docker-compose; "
+    "see deploy/ci-apt-packages.txt)",
+)
+
+
+def compose(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["docker-compose", "-f", str(COMPOSE_FILE), *args],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture(scope="module")
+def resolved() -> str:
+    """The file as docker-compose resolves it (anchors merged, defaults filled in)."""
+    result = compose("config")
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_compose_file_is_valid() -> None:
+    result = compose("config", "-q")
+    assert result.returncode == 0, result.stderr
+
+
+def test_compose_has_the_pipeline_services() -> None:
+    result = compose("config", "--services")
+    assert result.returncode == 0, result.stderr
+    assert set(result.stdout.split()) == EXPECTED_SERVICES
+
+
+def test_compose_uses_the_local_stack_versions(resolved: str) -> None:
+    assert f"image: apache/kafka:{KAFKA_VERSION}" in resolved
+    assert f"elasticsearch/elasticsearch:{ELASTICSEARCH_VERSION}" in resolved
+    assert f"kibana/kibana:{ELASTICSEARCH_VERSION}" in resolved
+    dockerfile = (REPO_ROOT / "deploy" / "triton.Dockerfile").read_text()
+    assert f"FROM nvcr.io/nvidia/tritonserver:{TRITON_CONTAINER}" in dockerfile
+
+
+def test_compose_broker_matches_local_broker_config(resolved: str) -> None:
+    """Same limits as deploy/kafka.py: 2 MiB messages, 4 partitions, KRaft."""
+    for line in (
+        "KAFKA_PROCESS_ROLES: broker,controller",
+        "KAFKA_MESSAGE_MAX_BYTES: '2097152'",
+        "KAFKA_NUM_PARTITIONS: '4'",
+        "KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS: '0'",
+    ):
+        assert line in resolved
+
+
+def test_compose_services_wait_for_healthy_dependencies(resolved: str) -> None:
+    assert resolved.count("healthcheck:") >= 4  # kafka, elasticsearch, kibana, triton
+    assert "condition: service_healthy" in resolved
+    assert "--model-control-mode=explicit" in resolved
+    assert "services.stream" in resolved and "services.producer" in resolved
+    assert "deploy/kibana/saved_objects.ndjson" in resolved
+
+
+def published_ports(resolved: str) -> list[str]:
+    """The '- host:port:container' items of every ``ports:`` list in the resolved file."""
+    items, in_ports = [], False
+    for line in resolved.splitlines():
+        stripped = line.strip()
+        if stripped == "ports:":
+            in_ports = True
+        elif in_ports and stripped.startswith("- "):
+            items.append(stripped[2:])
+        else:
+            in_ports = False
+    return items
+
+
+def test_compose_publishes_ports_on_loopback_only(resolved: str) -> None:
+    ports = published_ports(resolved)
+    assert len(ports) >= 6  # kafka, elasticsearch, kibana, triton x3
+    assert all(p.startswith("127.0.0.1:") for p in ports), ports
