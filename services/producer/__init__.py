@@ -1,0 +1,1 @@
+"""Replay producer: ``python -m services.producer --file FEED.jsonl --topic posts.raw``."""

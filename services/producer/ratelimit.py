@@ -1,0 +1,43 @@
+"""Token bucket: at most ``rate`` sends per second on average, bursts up to ``burst``."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+
+class TokenBucket:
+    """Blocking token bucket; clock and sleep are injectable for tests."""
+
+    def __init__(
+        self,
+        rate: float,
+        burst: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if rate <= 0:
+            raise ValueError("rate must be positive")
+        self.rate = rate
+        self.capacity = burst if burst is not None else max(1.0, rate / 10)
+        self.tokens = self.capacity
+        self.clock = clock
+        self.sleep = sleep
+        self.last = clock()
+
+    def _refill(self) -> None:
+        now = self.clock()
+        self.tokens = min(self.capacity, self.tokens + (now - self.last) * self.rate)
+        self.last = now
+
+    def acquire(self, n: float = 1.0) -> float:
+        """Take ``n`` tokens, sleeping until they are available; returns seconds slept."""
+        slept = 0.0
+        self._refill()
+        while self.tokens < n:
+            wait = (n - self.tokens) / self.rate
+            self.sleep(wait)
+            slept += wait
+            self._refill()
+        self.tokens -= n
+        return slept

@@ -1,0 +1,1 @@
+"""Search CLI over the posts indices: ``python -m services.search [QUERY] [filters]``."""

@@ -1,0 +1,38 @@
+"""Human-readable rendering of search hits: ``Obama/NNP visits/VBZ ...``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def tagged_text(source: dict[str, Any], tagset: str = "ptb") -> str:
+    """The text with each token followed by its tag; untagged text falls back to plain."""
+    tokens = source.get("tokens") or []
+    if not tokens:
+        return str(source.get("text", ""))
+    return " ".join(f"{t['text']}/{t.get(tagset) or '?'}" for t in tokens)
+
+
+def render_hit(hit: dict[str, Any], tagset: str = "ptb") -> str:
+    src = hit["_source"]
+    head = f"{src.get('id', hit['_id'])}  {src.get('created_at') or '-'}  {src.get('platform', '')}"
+    if src.get("author"):
+        head += f"  @{src['author']}"
+    if src.get("truncated"):
+        head += f"  [truncated, {src.get('original_length')} chars]"
+    lines = [head, "  " + tagged_text(src, tagset)]
+    user = src.get("user_hashtags") or []
+    generated = [h["text"] for h in src.get("hashtags") or []]
+    if user or generated:
+        lines.append(f"  hashtags: user {' '.join('#' + h for h in user) or '-'}; "
+                     f"generated {' '.join('#' + h for h in generated) or '-'}")
+    return "\n".join(lines)
+
+
+def render_buckets(title: str, agg: dict[str, Any]) -> str:
+    buckets = agg.get("buckets", [])
+    if not buckets:
+        return f"{title}: (none)"
+    width = max(len(str(b["key"])) for b in buckets) + 1
+    rows = [f"  #{str(b['key']).ljust(width)} {b['doc_count']}" for b in buckets]
+    return "\n".join([f"{title}:", *rows])
