@@ -93,18 +93,56 @@ class Server(ABC):
             return self
         return type(self)(Settings.from_dict(record.settings))
 
-    def start(self, timeout: float | None = None) -> tuple[Record, bool]:
+    def start(
+        self, timeout: float | None = None, owner: str = "cli", lease: int | None = None
+    ) -> tuple[Record, bool]:
         """Start the server unless we already run it; wait until healthy.
 
         Returns the record and whether this call started the process. A server that is
         already running is reused as it is, even if the environment now asks for other
-        ports: run ``down`` first to apply new settings.
+        ports: run ``down`` first to apply new settings. ``owner="cli"`` adopts a server a
+        test session started, so that session will not stop it. ``lease`` (a pid) marks a
+        user of the server; see ``release``. Concurrent calls are serialised by a lock.
         """
         timeout = self.settings.start_timeout if timeout is None else timeout
-        running = self.record()
-        if running is not None:
-            self.as_started(running)._await_health(running, timeout)
-            return running, False
+        with self.store.lock(self.name):
+            running = self.record()
+            if running is not None:
+                self.as_started(running)._await_health(running, timeout)
+                if owner == "cli" and running.owner != "cli":
+                    running.owner = "cli"
+                    self.store.save(running)
+                record, started = running, False
+            else:
+                record, started = self._spawn(timeout, owner), True
+            if lease is not None:
+                self.store.add_lease(self.name, lease)
+            return record, started
+
+    def release(self, lease: int) -> bool:
+        """Drop ``lease``; stop the server if a test session started it and no live session
+        still holds a lease on it. Returns True if it stopped the server."""
+        with self.store.lock(self.name):
+            others = self.store.drop_lease(self.name, lease)
+            record = self.record()
+            if record is None or record.owner == "cli" or others:
+                return False
+            return self._stop_locked()
+
+    def stop(self, timeout: float = 30.0) -> bool:
+        """Stop our server (and all its child processes). Returns False if none ran."""
+        with self.store.lock(self.name):
+            return self._stop_locked(timeout)
+
+    def _stop_locked(self, timeout: float = 30.0) -> bool:
+        record = self.record()
+        if record is None:
+            return False
+        stop_group(record, timeout)
+        self.store.forget(self.name)
+        return True
+
+    def _spawn(self, timeout: float, owner: str) -> Record:
         self._check_ports()
         self.prepare()
         ports = {p.label: p.number for p in self.ports()}
@@ -115,22 +153,14 @@ class Server(ABC):
             REPO_ROOT,
             ports,
             self.settings.to_dict(),
+            owner,
         )
         try:
             self._await_health(record, timeout)
         except BaseException:
-            self.stop()
+            self._stop_locked()
             raise
-        return record, True
-
-    def stop(self, timeout: float = 30.0) -> bool:
-        """Stop our server (and all its child processes). Returns False if none ran."""
-        record = self.record()
-        if record is None:
-            return False
-        stop_group(record, timeout)
-        self.store.forget(self.name)
-        return True
+        return record
 
     def _check_ports(self) -> None:
         for port in self.ports():

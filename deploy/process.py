@@ -8,14 +8,17 @@ for our server (and never killed).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -39,6 +42,8 @@ class Record:
     ports: dict[str, int]
     started_at: float
     settings: dict = field(default_factory=dict)
+    #: "cli" (python -m deploy.local up) or "fixture" (pytest); fixtures stop only their own
+    owner: str = "cli"
 
 
 def _stat_fields(pid: int) -> list[str] | None:
@@ -192,6 +197,38 @@ class ProcessStore:
 
     def forget(self, name: str) -> None:
         self.path(name).unlink(missing_ok=True)
+        shutil.rmtree(self._lease_dir(name), ignore_errors=True)
+
+    @contextmanager
+    def lock(self, name: str) -> Iterator[None]:
+        """Serialise start/stop/lease changes of one server across processes."""
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        with (self.run_dir / f"{name}.lock").open("w") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    # Leases: which live processes (pytest sessions) use a fixture-started server.
+    def _lease_dir(self, name: str) -> Path:
+        return self.run_dir / f"{name}.leases"
+
+    def add_lease(self, name: str, pid: int) -> None:
+        self._lease_dir(name).mkdir(parents=True, exist_ok=True)
+        (self._lease_dir(name) / f"{pid}-{start_ticks(pid)}").touch()
+
+    def drop_lease(self, name: str, pid: int) -> list[int]:
+        """Remove ``pid``'s lease; return the pids of other leases still alive."""
+        (self._lease_dir(name) / f"{pid}-{start_ticks(pid)}").unlink(missing_ok=True)
+        alive = []
+        for lease in self._lease_dir(name).glob("*-*"):
+            other, ticks = (int(x) for x in lease.name.split("-"))
+            if is_alive(other, ticks):
+                alive.append(other)
+            else:
+                lease.unlink(missing_ok=True)  # a session that died without cleaning up
+        return alive
 
     def spawn(
         self,
@@ -201,6 +238,7 @@ class ProcessStore:
         cwd: Path,
         ports: dict[str, int],
         settings: dict | None = None,
+        owner: str = "cli",
     ) -> Record:
         """Start ``cmd`` in a new session with stdout+stderr appended to its log."""
         self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -221,7 +259,7 @@ class ProcessStore:
             )
         ticks = start_ticks(proc.pid) or 0
         record = Record(
-            name, proc.pid, ticks, list(cmd), str(log), ports, time.time(), settings or {}
+            name, proc.pid, ticks, list(cmd), str(log), ports, time.time(), settings or {}, owner
         )
         self.save(record)
         # The Popen object is dropped on purpose: the server outlives this process.

@@ -6,6 +6,7 @@ fixtures share one code path (same ports, same state dir, same health checks).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -67,12 +68,17 @@ def describe(name: str, s: Settings, started_here: bool) -> object:
 
 @contextmanager
 def running(name: str, settings: Settings | None = None) -> Iterator[object]:
-    """Yield the addresses of a healthy server; stop it afterwards only if we started it."""
+    """Yield the addresses of a healthy server, reusing one that already runs.
+
+    Afterwards the server is stopped only if a test session started it and no other
+    live session (e.g. a second pytest run in the same checkout) still uses it; servers
+    from ``python -m deploy.local up`` are left running.
+    """
     srv: Server = server(name, settings or Settings.from_env())
-    record, started = srv.start()
+    me = os.getpid()
+    record, started = srv.start(owner="fixture", lease=me)
     live = srv.as_started(record)
     try:
         yield describe(srv.name, live.settings, started)
     finally:
-        if started:
-            srv.stop()
+        srv.release(me)

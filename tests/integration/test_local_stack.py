@@ -274,6 +274,32 @@ def test_cli_up_is_idempotent_and_down_leaves_no_process(echo_repo: Path, tmp_pa
     assert "not running" in run_cli(env, "down", "triton").stdout
 
 
+def test_fixture_stops_only_servers_no_other_session_uses(tmp_path: Path) -> None:
+    repo = tmp_path / "models"
+    repo.mkdir()
+    env = private_env(tmp_path / "state", repo)
+    settings = Settings.from_env(env)
+    other_session = subprocess.Popen(["sleep", "120"])
+    try:
+        with running("triton", settings) as info:
+            assert info.started_here  # type: ignore[attr-defined]
+            Triton(settings).store.add_lease("triton", other_session.pid)
+        assert Triton(settings).record() is not None, "stopped under another session's feet"
+
+        other_session.kill()
+        other_session.wait()
+        with running("triton", settings) as info:
+            assert not info.started_here  # type: ignore[attr-defined]
+        assert Triton(settings).record() is None, "last user of a test-started server stops it"
+
+        with running("triton", settings):
+            assert run_cli(env, "up", "triton").returncode == 0  # adopted by the CLI
+        assert Triton(settings).record() is not None, "a CLI-started server must stay up"
+    finally:
+        other_session.kill()
+        Triton(settings).stop()
+
+
 def _is_zombie(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
