@@ -1,16 +1,19 @@
 """Elasticsearch 7.10.2, one node, embedded via org.codelibs:elasticsearch-cluster-runner.
 
-The runner's main class builds a ``Node`` from the jars on the classpath (OSS modules such
-as analysis-common, mapper-extras, painless come in as Maven dependencies), reads
+The runner builds a ``Node`` from the jars on the classpath (OSS modules such as
+analysis-common, mapper-extras, painless come in as Maven dependencies), reads
 ``elasticsearch.yml`` from ``-confPath`` and puts node ``i`` on HTTP port
 ``-baseHttpPort + i``. It skips the bootstrap checks of the official launcher, which is
 what lets it run as an unprivileged local process. There is no x-pack, so no security,
-ML or geoip downloads to switch off.
+ML or geoip downloads to switch off. Our small main class
+(deploy/maven/elasticsearch/src/nlp/local/LocalElasticsearch.java, compiled on first use)
+replaces the runner's, whose free-port probing refuses HTTP ports above 9299.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import urllib.error
 import urllib.request
 
@@ -56,7 +59,10 @@ class Elasticsearch(Server):
 
     def install(self) -> None:
         self.java = jvm.find_java(17)
-        self.classpath = jvm.classpath("elasticsearch", self.settings.state_dir / "jars")
+        jars = self.settings.state_dir / "jars"
+        deps = jvm.classpath("elasticsearch", jars)
+        launcher = jvm.compile_sources("elasticsearch", self.java, deps, jars)
+        self.classpath = os.pathsep.join([str(launcher), deps])
 
     def prepare(self) -> None:
         self.install()
@@ -105,7 +111,7 @@ class Elasticsearch(Server):
             *self._jvm_flags(),
             "-cp",
             self.classpath,
-            "org.codelibs.elasticsearch.runner.ElasticsearchClusterRunner",
+            "nlp.local.LocalElasticsearch",
             "-numOfNode",
             "1",
             "-baseHttpPort",

@@ -91,3 +91,36 @@ def _resolve(pom: Path, cache: Path) -> str:
             f"or a filled ~/.m2):\n{out}"
         )
     return cache.read_text().strip()
+
+
+def find_javac(java: str) -> str:
+    """The ``javac`` next to ``java`` (same JDK), else the one on PATH."""
+    sibling = Path(java).resolve().parent / "javac"
+    javac = str(sibling) if sibling.exists() else shutil.which("javac")
+    if not javac:
+        raise DeployError(
+            "javac not found: the Elasticsearch launcher is compiled on first start "
+            "(install a JDK: apt-get install -y openjdk-17-jdk-headless)"
+        )
+    return javac
+
+
+def compile_sources(component: str, java: str, cp: str, cache_dir: Path) -> Path:
+    """Compile deploy/maven/<component>/src/**/*.java against ``cp`` once; return the class dir.
+
+    The output dir is keyed by a hash of the sources and classpath, so an edit recompiles.
+    """
+    sources = sorted((MAVEN_DIR / component / "src").rglob("*.java"))
+    digest = hashlib.sha256(cp.encode())
+    for src in sources:
+        digest.update(src.read_bytes())
+    out = cache_dir / f"{component}-classes-{digest.hexdigest()[:16]}"
+    if (out / ".done").exists():
+        return out
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = [find_javac(java), "-nowarn", "-d", str(out), "-cp", cp, *map(str, sources)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise DeployError(f"compiling {component} launcher failed:\n{proc.stdout}{proc.stderr}")
+    (out / ".done").touch()
+    return out

@@ -154,7 +154,8 @@ def failure_report(path: Path, lines: int = 30) -> str:
     traces; the error lines are what tell the user what to fix.
     """
     text = tail(path, 5000)
-    run = text.rsplit("\n===== ", 1)[-1].splitlines()
+    run = text.rsplit("\n===== ", 1)[-1].splitlines()[1:]  # drop our "starting <cmd>" line
+    run = [ln if len(ln) <= 400 else ln[:400] + " ..." for ln in run]
     last = run[-lines:]
     errors = [ln for ln in run[:-lines] if ln[:1] == "E" and ln[1:5].isdigit()]
     errors += [ln for ln in run[:-lines] if any(m in ln for m in _ERROR_MARKERS)]
