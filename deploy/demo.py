@@ -1,0 +1,130 @@
+"""The demo: real servers, real tweets through the whole pipeline, then searches.
+
+    python -m deploy.demo [--limit N]
+
+1. starts Kafka, Elasticsearch and Triton (or reuses running ones: `up` is idempotent),
+2. starts the Faust worker (`python -m services.stream worker`) in the background,
+3. replays the sample feed (deploy/sample_data/tweets.jsonl, 2,374 ARK-Twitter tweets,
+   CC BY 3.0) onto `posts.raw` with the replay producer,
+4. waits until every tweet is searchable in Elasticsearch, printing progress,
+5. runs a few searches with the search CLI (POS filters, full text, user hashtags),
+6. stops the worker and leaves the servers running for your own searches
+   (`python -m services.search --help`; stop them with `python -m deploy.local down`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from deploy.settings import REPO_ROOT, Settings
+from deploy.stack import servers, status
+
+SAMPLE = REPO_ROOT / "deploy" / "sample_data" / "tweets.jsonl"
+SEARCHES = [
+    ["--tag", "NNP:lakers", "--size", "3"],
+    ["--ark-tag", "^:miami", "--ark", "--size", "3"],
+    ["halloween", "--size", "3"],
+    ["--user-hashtag", "prayforindonesia", "--size", "2"],
+]
+
+
+def banner(text: str) -> None:
+    print(f"\n=== {text}", flush=True)
+
+
+def start_worker(settings: Settings) -> tuple[subprocess.Popen, Path]:
+    log_path = settings.state_dir / "logs" / "demo-worker.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log = open(log_path, "ab")  # noqa: SIM115 -- owned by the child for its lifetime
+    cmd = [sys.executable, "-m", "services.stream", "worker", "-l", "info"]
+    return subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT), log_path
+
+
+def wait_indexed(ids: list[str], worker: subprocess.Popen, log_path: Path, timeout: float) -> int:
+    """Poll Elasticsearch until all ids are searchable; return how many are."""
+    from services.config import load
+    from services.es.bulk import make_client
+
+    cfg = load()
+    es = make_client(cfg.servers.es_url)
+    began, found = time.monotonic(), 0
+    while time.monotonic() - began < timeout:
+        if worker.poll() is not None:
+            raise SystemExit(f"the worker exited with {worker.returncode}; see {log_path}")
+        try:
+            es.indices.refresh(index=f"{cfg.index_prefix}-*")
+            body = {"query": {"ids": {"values": ids}}}
+            found = es.count(index=f"{cfg.index_prefix}-*", body=body)["count"]
+        except Exception as exc:  # the index may not exist before the first bulk
+            print(f"\r  waiting for the first documents ({type(exc).__name__})", end="")
+        else:
+            rate = found / max(time.monotonic() - began, 1e-9)
+            print(f"\r  indexed {found}/{len(ids)} ({rate:.0f} tweets/s)   ", end="", flush=True)
+            if found >= len(ids):
+                break
+        time.sleep(1.0)
+    print()
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m deploy.demo", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--limit", type=int, default=0, help="replay only the first N tweets")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds to wait for indexing")
+    args = parser.parse_args()
+    settings = Settings.from_env()
+
+    banner("1. starting Kafka, Elasticsearch and Triton (reused if already running)")
+    for srv in servers(None, settings):
+        began = time.monotonic()
+        _, started = srv.start(timeout=settings.start_timeout)
+        took = f"started in {time.monotonic() - began:.0f}s" if started else "already running"
+        print(f"  {srv.name}: {took}", flush=True)
+
+    banner("2. starting the Faust worker (tag_posts, index_posts)")
+    worker, log_path = start_worker(settings)
+    print(f"  pid {worker.pid}, log {log_path}")
+    try:
+        lines = [json.loads(x) for x in SAMPLE.read_text().splitlines() if x.strip()]
+        if args.limit:
+            lines = lines[: args.limit]
+        banner(f"3. replaying {len(lines)} real tweets (ARK-Twitter, CC BY 3.0) onto posts.raw")
+        producer = [sys.executable, "-m", "services.producer", "--file", str(SAMPLE),
+                    "--topic", "posts.raw", "--limit", str(len(lines))]
+        subprocess.run(producer, cwd=REPO_ROOT, check=True)
+
+        banner("4. waiting until every tweet is searchable in Elasticsearch")
+        began = time.monotonic()
+        found = wait_indexed([x["id"] for x in lines], worker, log_path, args.timeout)
+        print(f"  {found} of {len(lines)} tweets tagged and indexed "
+              f"in {time.monotonic() - began:.0f}s")
+
+        banner("5. searching (python -m services.search ...)")
+        for query in SEARCHES:
+            print(f"\n$ python -m services.search {' '.join(query)}", flush=True)
+            subprocess.run([sys.executable, "-m", "services.search", *query], cwd=REPO_ROOT)
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        try:
+            worker.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+
+    banner("6. done")
+    total = sum(status(s).rss_bytes for s in servers(None, settings)) / 2**20
+    print(f"  servers still running ({total:.0f} MiB resident): try "
+          "`python -m services.search --tag NNP:heat`;\n  stop them with "
+          "`python -m deploy.local down`.")
+    if found < len(lines):
+        raise SystemExit(f"only {found} of {len(lines)} tweets were indexed; see {log_path}")
+
+
+if __name__ == "__main__":
+    main()
