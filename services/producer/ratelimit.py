@@ -31,13 +31,15 @@ class TokenBucket:
         self.last = now
 
     def acquire(self, n: float = 1.0) -> float:
-        """Take ``n`` tokens, sleeping until they are available; returns seconds slept."""
-        slept = 0.0
+        """Take ``n`` tokens, sleeping until they are paid for; returns seconds slept.
+
+        The bucket may go into debt and the caller sleeps the debt off: one computed
+        sleep instead of a polling loop, which float rounding could keep spinning.
+        """
         self._refill()
-        while self.tokens < n:
-            wait = (n - self.tokens) / self.rate
-            self.sleep(wait)
-            slept += wait
-            self._refill()
         self.tokens -= n
-        return slept
+        if self.tokens >= 0:
+            return 0.0
+        wait = -self.tokens / self.rate
+        self.sleep(wait)
+        return wait

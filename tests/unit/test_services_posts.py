@@ -1,0 +1,96 @@
+"""Post decoding, validation, truncation and TaggedPost building (no servers)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from services import errors
+from services.config import MAX_ID_BYTES
+from services.pb import messages_pb2 as pb
+from services.posts import build_tagged_post, prepare_post, truncate_post
+from services.triton import TaggedToken, TagResult
+
+LIMITS = {"max_bytes": 2 * 1024 * 1024, "max_chars": 10}
+
+
+def raw_post(**fields: object) -> bytes:
+    base: dict[str, object] = {"id": "p1", "platform": pb.TWITTER, "text": "hello world"}
+    base.update(fields)
+    return pb.Post(**base).SerializeToString()
+
+
+def rejected(raw: bytes | None, **limits: int) -> errors.Rejected:
+    with pytest.raises(errors.Rejected) as info:
+        prepare_post(raw, **{**LIMITS, **limits})
+    return info.value
+
+
+def test_valid_post_passes_unchanged() -> None:
+    prepared = prepare_post(raw_post(text="short"), **LIMITS)
+    assert prepared.post.text == "short"
+    assert not prepared.truncated and prepared.original_length == 5
+
+
+@pytest.mark.parametrize(
+    ("fields", "fragment"),
+    [
+        ({"id": ""}, "no id"),
+        ({"id": "   "}, "no id"),
+        ({"text": ""}, "empty text"),
+        ({"text": " \n\t "}, "empty text"),
+        ({"platform": pb.PLATFORM_UNSPECIFIED}, "no platform"),
+        ({"id": "x" * (MAX_ID_BYTES + 1)}, "longer than"),
+    ],
+)
+def test_invalid_posts_are_rejected(fields: dict[str, object], fragment: str) -> None:
+    err = rejected(raw_post(**fields))
+    assert err.code == errors.INVALID and fragment in err.reason
+
+
+def test_invalid_utf8_in_text_is_a_decode_error() -> None:
+    raw = raw_post(text="caf\u00e9").replace("é".encode(), b"\xff\xfe")
+    assert rejected(raw).code == errors.DECODE_ERROR
+
+
+@pytest.mark.parametrize("raw", [b"\xff\xff\xff not a protobuf", None])
+def test_garbage_and_tombstones_are_decode_errors(raw: bytes | None) -> None:
+    assert rejected(raw).code == errors.DECODE_ERROR
+
+
+def test_oversized_raw_message_is_too_large() -> None:
+    assert rejected(raw_post(), max_bytes=5).code == errors.TOO_LARGE
+
+
+def test_unknown_fields_are_accepted() -> None:
+    unknown = b"\xa8\x06\x2a"  # field 101, varint 42: not in the schema
+    prepared = prepare_post(raw_post() + unknown, **LIMITS)
+    assert prepared.post.id == "p1"
+
+
+def test_truncation_counts_code_points() -> None:
+    text = "😀" * 15  # 15 code points, 60 UTF-8 bytes
+    prepared = truncate_post(pb.Post(id="p", text=text), max_chars=10)
+    assert prepared.post.text == "😀" * 10
+    assert prepared.truncated and prepared.original_length == 15
+
+
+def test_tagged_post_carries_tokens_model_and_flags() -> None:
+    prepared = truncate_post(pb.Post(id="p", platform=pb.TWITTER, text="a" * 20), 10)
+    result = TagResult((TaggedToken("aaaaaaaaaa", 0, 10, "NN", "N"),), truncated=False)
+    now = datetime(2024, 1, 2, tzinfo=UTC)
+    tagged = build_tagged_post(prepared, result, pb.ModelRef(name="pos_tagger", version="3"), now)
+    assert tagged.truncated and tagged.original_length == 20
+    assert [(t.text, t.start, t.end, t.pos_ptb, t.pos_ark) for t in tagged.tokens] == [
+        ("aaaaaaaaaa", 0, 10, "NN", "N")
+    ]
+    assert tagged.pos_model.version == "3"
+    assert tagged.processed_at.ToDatetime(tzinfo=UTC) == now
+
+
+def test_model_side_truncation_sets_the_flag() -> None:
+    prepared = truncate_post(pb.Post(id="p", text="abc"), 10)
+    tagged = build_tagged_post(prepared, TagResult((), truncated=True), pb.ModelRef(),
+                               datetime.now(UTC))
+    assert tagged.truncated

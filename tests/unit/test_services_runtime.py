@@ -1,0 +1,119 @@
+"""Retry policy, Triton output parsing, bulk classification, batching helpers (no servers)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from types import SimpleNamespace
+
+import pytest
+from tritonclient.utils import InferenceServerException
+
+from services import errors
+from services.config import PipelineConfig, RetryPolicy, Topics
+from services.dlq import Origin
+from services.es.bulk import BulkItem, classify
+from services.pb import messages_pb2 as pb
+from services.retry import RetryGaveUp, retry_async
+from services.stream.batching import hold
+from services.stream.tag_posts import Item, split_valid, sub_batches
+from services.triton import ModelError, is_transient, parse_tags_json
+
+FAST = RetryPolicy(initial=0.001, factor=2.0, max_delay=0.01, max_wait=0.2)
+
+
+def test_retry_recovers_after_transient_errors(caplog: pytest.LogCaptureFixture) -> None:
+    calls = {"n": 0}
+
+    async def flaky() -> str:
+        calls["n"] += 1
+        if calls["n"] < 3:
+            raise ConnectionError("down")
+        return "ok"
+
+    with caplog.at_level(logging.WARNING):
+        result = asyncio.run(retry_async(flaky, policy=FAST, is_transient=lambda e: True,
+                                         what="flaky", log=logging.getLogger("t")))
+    assert result == "ok" and calls["n"] == 3
+    assert sum("retrying" in r.message for r in caplog.records) == 2  # every retry logged
+
+
+def test_retry_gives_up_only_with_a_max_wait() -> None:
+    async def down() -> None:
+        raise ConnectionError("down")
+
+    with pytest.raises(RetryGaveUp):
+        asyncio.run(retry_async(down, policy=FAST, is_transient=lambda e: True,
+                                what="down", log=logging.getLogger("t")))
+
+
+def test_retry_reraises_permanent_errors_at_once() -> None:
+    async def broken() -> None:
+        raise ValueError("bad input")
+
+    with pytest.raises(ValueError):
+        asyncio.run(retry_async(broken, policy=FAST, is_transient=lambda e: False,
+                                what="broken", log=logging.getLogger("t")))
+
+
+def test_triton_transient_statuses() -> None:
+    assert is_transient(InferenceServerException("x", status="StatusCode.UNAVAILABLE"))
+    assert is_transient(InferenceServerException("unknown model", status="StatusCode.NOT_FOUND"))
+    assert not is_transient(InferenceServerException("bad", status="StatusCode.INVALID_ARGUMENT"))
+    assert is_transient(ConnectionRefusedError())
+
+
+def test_parse_tags_json() -> None:
+    res = parse_tags_json(b'{"tokens": [["hi", 0, 2, "UH", "!"]], "truncated": false}')
+    assert res.tokens[0].text == "hi" and res.tokens[0].ark == "!" and not res.truncated
+    with pytest.raises(ModelError):
+        parse_tags_json(b'{"tokens": [["hi"]]}')
+
+
+def test_bulk_classification() -> None:
+    items = [BulkItem("i", str(n), {}, n) for n in range(3)]
+    response = {"items": [
+        {"index": {"status": 201}},
+        {"index": {"status": 429, "error": {"type": "es_rejected_execution_exception"}}},
+        {"index": {"status": 400, "error": {"type": "mapper_parsing_exception"}}},
+    ]}
+    retry, failed = classify(response, items)
+    assert [i.doc_id for i in retry] == ["1"]
+    assert [(f.item.doc_id, f.status) for f in failed] == [("2", 400)]
+    assert "mapper_parsing_exception" in failed[0].error
+
+
+def test_split_valid_sorts_good_from_bad() -> None:
+    good = pb.Post(id="a", platform=pb.TWITTER, text="x").SerializeToString()
+    origins = [Origin("t", 0, n, b"k", v) for n, v in enumerate([good, b"\xff\xff", b""])]
+    items, failed = split_valid(origins, PipelineConfig())
+    assert [i.origin.offset for i in items] == [0]
+    assert [(f.origin.offset, f.code) for f in failed] == [(1, errors.DECODE_ERROR),
+                                                           (2, errors.INVALID)]
+
+
+def test_sub_batches_respect_concurrency_and_order() -> None:
+    items = [Item(Origin("t", 0, n, None, None), None) for n in range(64)]  # type: ignore[arg-type]
+    chunks = sub_batches(items, 4)
+    assert [len(c) for c in chunks] == [16, 16, 16, 16]
+    assert [i.origin.offset for c in chunks for i in c] == list(range(64))
+    assert len(sub_batches(items[:5], 4)) == 1  # tiny batches are not split
+    assert sub_batches([], 4) == []
+
+
+def test_hold_keeps_the_final_ack_from_happening() -> None:
+    from faust.types.tuples import Message
+
+    msg = Message("t", 0, 5, 0.0, 0, None, b"k", b"v", None)
+    msg.incref()  # the stream's own reference
+    hold([SimpleNamespace(message=msg)])  # type: ignore[list-item]
+    assert msg.ack(consumer=None) is False  # type: ignore[arg-type]
+    assert not msg.acked
+
+
+def test_topic_prefix() -> None:
+    assert Topics.with_prefix("x-").posts_raw_dlq == "x-posts.raw.dlq"
+    cfg = PipelineConfig.from_env({"NLP_TOPIC_PREFIX": "t-", "NLP_INDEX_PREFIX": "T-Posts",
+                                   "NLP_STREAM_WEB_PORT": "0", "NLP_RETRY_MAX_WAIT": "5"})
+    assert cfg.topics.posts_tagged == "t-posts.tagged" and cfg.index_pattern == "t-posts-*"
+    assert cfg.web_port is None and cfg.retry.max_wait == 5.0
