@@ -33,6 +33,12 @@ def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
         verb = f"started in {took:.1f}s" if started else "already running"
         where = ", ".join(f"{k} {v}" for k, v in srv.as_started(record).endpoints().items())
         print(f"{srv.name}: up, {verb} (pid {record.pid}; {where})", flush=True)
+        if not started and record.settings and record.settings != settings.to_dict():
+            print(
+                f"  note: {srv.name} runs with the settings it was started with; "
+                f"`down {srv.name}` first to apply the current NLP_* values",
+                flush=True,
+            )
     return 0
 
 
