@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 
 from services.kafka_topics import ensure_topics
 from services.stream.app import app, config
@@ -10,11 +11,24 @@ from services.stream.app import app, config
 log = logging.getLogger("services.stream")
 
 
+def worker_argv(argv: list[str], web_port: int | None) -> list[str]:
+    """Faust's ``worker`` command re-enables the web server unless told otherwise.
+
+    Its ``--with-web/--without-web`` flag defaults to on and overrides the app setting,
+    so ``NLP_STREAM_WEB_PORT=0`` must become ``--without-web`` here.
+    """
+    explicit = {"--with-web", "--without-web"} & set(argv)
+    if "worker" in argv and web_port is None and not explicit:
+        return [*argv, "--without-web"]
+    return argv
+
+
 def main() -> None:
     try:
         ensure_topics(config.servers.kafka_bootstrap, config.topics.all())
     except Exception as exc:  # the broker may be down; Faust will wait for it
         log.warning("could not create topics up front (%s); relying on auto-creation", exc)
+    sys.argv = worker_argv(sys.argv, config.web_port)
     app.main()
 
 

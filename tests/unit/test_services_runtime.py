@@ -117,3 +117,11 @@ def test_topic_prefix() -> None:
                                    "NLP_STREAM_WEB_PORT": "0", "NLP_RETRY_MAX_WAIT": "5"})
     assert cfg.topics.posts_tagged == "t-posts.tagged" and cfg.index_pattern == "t-posts-*"
     assert cfg.web_port is None and cfg.retry.max_wait == 5.0
+
+
+def test_web_server_disabled_means_without_web() -> None:
+    from services.stream.__main__ import worker_argv
+
+    assert worker_argv(["x", "worker", "-l", "info"], None)[-1] == "--without-web"
+    assert worker_argv(["x", "worker"], 6066) == ["x", "worker"]
+    assert worker_argv(["x", "worker", "--with-web"], None) == ["x", "worker", "--with-web"]

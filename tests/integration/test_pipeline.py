@@ -1,0 +1,323 @@
+"""The posts pipeline end to end on the real local servers.
+
+Kafka, Elasticsearch and Triton come from the session fixtures (tests/conftest.py); the
+Faust worker runs as a subprocess (``python -m services.stream worker``) exactly as in
+production, with per-test-module topic names, index prefix and consumer group, so runs
+never see each other's data. Checked here:
+
+- sample tweets produced with the replay CLI become searchable, with tokens whose offsets
+  index the text, non-empty tags, the model version, and ``pos_terms`` that the search
+  query for ``--tag`` finds;
+- every bad input has its defined outcome (DLQ with code and reason, or processed), and the
+  worker keeps going afterwards;
+- SIGTERM mid-stream and a restart index every message exactly once.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from elasticsearch import Elasticsearch
+from kafka import KafkaConsumer, KafkaProducer
+
+from deploy.settings import REPO_ROOT
+from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo
+from services.config import Topics
+from services.es.bulk import make_client
+from services.kafka_topics import ensure_topics
+from services.pb import messages_pb2 as pb
+from services.search.query import SearchRequest, build_query
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+
+SAMPLE = REPO_ROOT / "deploy" / "sample_data" / "tweets.jsonl"
+URL_RE = re.compile(r"https?://\S+")
+
+
+@dataclass
+class Pipeline:
+    """One isolated pipeline: its topics, index prefix, env and a running worker."""
+
+    tag: str
+    env: dict[str, str]
+    topics: Topics
+    index_prefix: str
+    es: Elasticsearch
+    bootstrap: str
+    log_dir: Path
+    worker: subprocess.Popen[bytes] | None = None
+    starts: int = 0
+
+    @property
+    def pattern(self) -> str:
+        return f"{self.index_prefix}-*"
+
+    def start_worker(self) -> None:
+        self.starts += 1
+        log = self.log_dir / f"worker-{self.tag}-{self.starts}.log"
+        self.log_path = log
+        self.worker = subprocess.Popen(
+            [sys.executable, "-m", "services.stream", "worker", "-l", "info"],
+            cwd=REPO_ROOT, env=self.env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
+        )
+        wait_for(lambda: "Worker]: Ready" in self.log(), 120, "worker ready", self)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.starts else ""
+
+    def stop_worker(self, timeout: float = 60) -> int:
+        assert self.worker is not None
+        self.worker.send_signal(signal.SIGTERM)
+        try:
+            return self.worker.wait(timeout)
+        finally:
+            if self.worker.poll() is None:
+                self.worker.kill()
+                self.worker.wait()
+            self.worker = None
+
+    def count(self) -> int:
+        self.es.indices.refresh(index=self.pattern, allow_no_indices=True,
+                                ignore_unavailable=True)
+        return int(self.es.count(index=self.pattern, allow_no_indices=True,
+                                 ignore_unavailable=True)["count"])
+
+    def get(self, doc_id: str) -> dict[str, Any] | None:
+        self.es.indices.refresh(index=self.pattern, allow_no_indices=True,
+                                ignore_unavailable=True)
+        res = self.es.search(index=self.pattern, query={"ids": {"values": [doc_id]}},
+                             allow_no_indices=True, ignore_unavailable=True)
+        hits = res["hits"]["hits"]
+        return hits[0]["_source"] if hits else None
+
+
+def wait_for(
+    cond: Callable[[], bool], timeout: float, what: str, pipe: Pipeline | None = None
+) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        if pipe is not None and pipe.worker is not None and pipe.worker.poll() is not None:
+            pytest.fail(f"worker exited ({pipe.worker.returncode}) waiting for {what}:\n"
+                        f"{pipe.log()[-4000:]}")
+        time.sleep(0.5)
+    tail = pipe.log()[-4000:] if pipe else ""
+    pytest.fail(f"timed out after {timeout}s waiting for {what}\n{tail}")
+
+
+@pytest.fixture(scope="module")
+def servers(
+    kafka: KafkaInfo, elasticsearch: ElasticsearchInfo, triton: TritonInfo
+) -> dict[str, str]:
+    """Environment pointing the worker and CLIs at the fixtures' servers."""
+    env = dict(os.environ)
+    env.update(
+        NLP_KAFKA_PORT=str(kafka.port), NLP_ES_PORT=str(elasticsearch.port),
+        NLP_TRITON_GRPC_PORT=str(triton.grpc_port), NLP_TRITON_HTTP_PORT=str(triton.http_port),
+        NLP_STREAM_WEB_PORT="0", NLP_RETRY_MAX_WAIT="120", PYTHONUNBUFFERED="1",
+    )
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+@pytest.fixture(scope="module")
+def es(elasticsearch: ElasticsearchInfo) -> Iterator[Elasticsearch]:
+    client = make_client(elasticsearch.url)
+    yield client
+    client.close()
+
+
+def make_pipeline(
+    servers: dict[str, str], es: Elasticsearch, kafka: KafkaInfo, log_dir: Path
+) -> Pipeline:
+    tag = uuid.uuid4().hex[:8]
+    env = dict(servers, NLP_TOPIC_PREFIX=f"it-{tag}-", NLP_INDEX_PREFIX=f"it-{tag}-posts",
+               NLP_APP_ID=f"it-{tag}")
+    topics = Topics.with_prefix(f"it-{tag}-")
+    ensure_topics(kafka.bootstrap, topics.all())
+    return Pipeline(tag, env, topics, f"it-{tag}-posts", es, kafka.bootstrap, log_dir)
+
+
+def cleanup(pipe: Pipeline) -> None:
+    if pipe.worker is not None:
+        pipe.stop_worker()
+    pipe.es.indices.delete(index=pipe.pattern, allow_no_indices=True, ignore_unavailable=True)
+    pipe.es.indices.delete_index_template(name=pipe.index_prefix, ignore=[404])
+
+
+@pytest.fixture(scope="module")
+def pipeline(
+    servers: dict[str, str], es: Elasticsearch, kafka: KafkaInfo,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Pipeline]:
+    """A running worker shared by the tests that do not restart it."""
+    pipe = make_pipeline(servers, es, kafka, tmp_path_factory.mktemp("pipeline"))
+    pipe.start_worker()
+    yield pipe
+    cleanup(pipe)
+
+
+def producer(bootstrap: str) -> KafkaProducer:
+    return KafkaProducer(bootstrap_servers=bootstrap, acks="all",
+                         max_request_size=2 * 1024 * 1024 - 1024)
+
+
+def start_replay(pipe: Pipeline, limit: int, rate: float = 0) -> subprocess.Popen[str]:
+    """Run the replay CLI in the background (it is part of what is tested)."""
+    cmd = [sys.executable, "-m", "services.producer", "--file", str(SAMPLE), "--topic",
+           pipe.topics.posts_raw, "--limit", str(limit), "--quiet"]
+    if rate:
+        cmd += ["--rate", str(rate)]
+    return subprocess.Popen(cmd, cwd=REPO_ROOT, env=pipe.env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def finish_replay(proc: subprocess.Popen[str], limit: int) -> None:
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and f"delivered {limit}," in out, out
+
+
+def replay(pipe: Pipeline, limit: int) -> None:
+    finish_replay(start_replay(pipe, limit), limit)
+
+
+def dead_letters(pipe: Pipeline, expected: int, timeout: float = 60) -> dict[bytes, pb.DeadLetter]:
+    """DLQ records of posts.raw.dlq by original key, once ``expected`` have arrived."""
+    consumer = KafkaConsumer(pipe.topics.posts_raw_dlq, bootstrap_servers=pipe.bootstrap,
+                             auto_offset_reset="earliest", enable_auto_commit=False,
+                             group_id=None, consumer_timeout_ms=1000,
+                             fetch_max_bytes=8 * 1024 * 1024,
+                             max_partition_fetch_bytes=4 * 1024 * 1024)
+    letters: dict[bytes, pb.DeadLetter] = {}
+    deadline = time.monotonic() + timeout
+    try:
+        while len(letters) < expected and time.monotonic() < deadline:
+            for rec in consumer:
+                letter = pb.DeadLetter.FromString(rec.value)
+                letters[letter.original_key] = letter
+    finally:
+        consumer.close()
+    return letters
+
+
+def check_tokens(doc: dict[str, Any]) -> None:
+    text = doc["text"]
+    assert doc["tokens"], doc
+    for tok in doc["tokens"]:
+        assert text[tok["start"]:tok["end"]] == tok["text"]
+        assert isinstance(tok["ptb"], str) and tok["ptb"]
+        assert isinstance(tok["ark"], str) and tok["ark"]
+    assert doc["pos_model"]["name"] == "pos_tagger" and doc["pos_model"]["version"]
+    first = doc["tokens"][0]
+    assert f"{first['ptb']}|{first['text'].lower()}" in doc["pos_terms"]
+
+
+def test_sample_tweets_become_searchable(pipeline: Pipeline) -> None:
+    n = 300
+    replay(pipeline, n)
+    wait_for(lambda: pipeline.count() >= n, 180, f"{n} indexed posts", pipeline)
+    assert pipeline.count() == n
+
+    doc = pipeline.get("ark-oct27-train-0001")
+    assert doc is not None
+    check_tokens(doc)
+    assert doc["platform"] == "twitter" and doc["lang"] == "en"
+    assert doc["created_at"] == "2010-10-27T00:00:00Z" and doc["truncated"] is False
+    url = URL_RE.search(doc["text"])
+    assert url is not None
+    assert any((t["start"], t["end"]) == url.span() and t["text"] == url.group()
+               for t in doc["tokens"]), doc["tokens"]
+
+    tok = doc["tokens"][0]
+    body = build_query(SearchRequest(tags=[f"{tok['ptb']}:{tok['text']}"], size=100))
+    hits = pipeline.es.search(index=pipeline.pattern, **body)["hits"]["hits"]
+    assert "ark-oct27-train-0001" in {h["_id"] for h in hits}
+
+
+def post_bytes(**fields: Any) -> bytes:
+    base: dict[str, Any] = {"id": "x", "platform": pb.TWITTER, "lang": "en", "text": "fine"}
+    base.update(fields)
+    post = pb.Post(**base)
+    post.created_at.FromSeconds(1_300_000_000)
+    return post.SerializeToString()
+
+
+def test_bad_inputs_have_defined_outcomes(pipeline: Pipeline) -> None:
+    big_text = "lorem ipsum " * 87_382  # ~1 MB, 1,048,584 code points
+    invalid_utf8 = post_bytes(id="bad-utf8", text="caf\u00e9").replace("é".encode(), b"\xc3\x28")
+    unknown_fields = post_bytes(id="with-unknown", text="new fields are ignored") + b"\xa8\x06\x2a"
+    bad = {
+        b"empty-text": (post_bytes(id="empty-text", text="   "), "INVALID", "empty text"),
+        b"invalid-utf8": (invalid_utf8, "DECODE_ERROR", "UTF-8"),
+        b"not-protobuf": (b"\xff\xfe this is not protobuf", "DECODE_ERROR", "not a Post"),
+        b"missing-id": (post_bytes(id=""), "INVALID", "no id"),
+        b"missing-text": (post_bytes(id="missing-text", text=""), "INVALID", "empty text"),
+        b"no-platform": (post_bytes(id="no-platform", platform=0), "INVALID", "no platform"),
+    }
+    prod = producer(pipeline.bootstrap)
+    for key, (value, _, _) in bad.items():
+        prod.send(pipeline.topics.posts_raw, key=key, value=value)
+    prod.send(pipeline.topics.posts_raw, key=b"huge", value=post_bytes(id="huge", text=big_text))
+    prod.send(pipeline.topics.posts_raw, key=b"with-unknown", value=unknown_fields)
+    prod.flush()
+    # later good messages still get through
+    prod.send(pipeline.topics.posts_raw, key=b"after-bad", value=post_bytes(id="after-bad"))
+    prod.flush()
+    prod.close()
+
+    wait_for(lambda: pipeline.get("after-bad") is not None, 120, "post after bad ones", pipeline)
+    wait_for(lambda: pipeline.get("huge") is not None, 60, "the ~1 MB post", pipeline)
+    huge = pipeline.get("huge")
+    assert huge is not None and huge["truncated"] is True
+    assert huge["original_length"] == len(big_text) and len(huge["text"]) == 10_000
+    check_tokens(huge)
+    unknown = pipeline.get("with-unknown")
+    assert unknown is not None and unknown["text"] == "new fields are ignored"
+
+    letters = dead_letters(pipeline, len(bad))
+    assert set(letters) == set(bad), sorted(letters)
+    for key, (value, code, fragment) in bad.items():
+        letter = letters[key]
+        assert letter.error_code == code, (key, letter.reason)
+        assert fragment in letter.reason, (key, letter.reason)
+        assert letter.original_value == value
+        assert letter.source_topic == pipeline.topics.posts_raw
+        assert letter.offset >= 0 and letter.failed_at.seconds > 0
+    assert pipeline.worker is not None and pipeline.worker.poll() is None
+
+
+def test_restart_mid_stream_indexes_each_post_exactly_once(
+    servers: dict[str, str], es: Elasticsearch, kafka: KafkaInfo, tmp_path: Path
+) -> None:
+    pipe = make_pipeline(servers, es, kafka, tmp_path)
+    n = 800
+    try:
+        pipe.start_worker()
+        feed = start_replay(pipe, n, rate=150)  # ~5 s of input: the stop lands mid-stream
+        wait_for(lambda: pipe.count() >= 64, 120, "first batches indexed", pipe)
+        assert pipe.stop_worker() == 0, pipe.log()[-3000:]
+        stopped_at = pipe.count()
+        finish_replay(feed, n)
+        assert stopped_at < n, "the worker was stopped after the stream ended"
+        pipe.start_worker()
+        wait_for(lambda: pipe.count() >= n, 180, f"all {n} posts after restart", pipe)
+        time.sleep(3)  # anything redelivered is indexed by now; it must not add documents
+        assert pipe.count() == n
+        ids = {h["_id"] for h in es.search(index=pipe.pattern, size=n + 10,
+                                           _source=False)["hits"]["hits"]}
+        assert len(ids) == n
+        print(f"indexed {stopped_at}/{n} before SIGTERM; rest after restart")
+    finally:
+        cleanup(pipe)
