@@ -84,13 +84,14 @@ def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: 
     model_cfg.char_widths = tuple(model_cfg.char_widths)
     model = Tagger(model_cfg)
     opt = torch.optim.Adam(model.parameters(), lr=tc["lr"])
-    start_epoch, best = 0, -1.0
+    start_epoch, best, best_epoch = 0, -1.0, 0
     if resume and (out / "last.pt").exists():
         state = torch.load(out / "last.pt", weights_only=False)
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["opt"])
         vocabs = Vocabularies.from_json(state["vocabs"])
         start_epoch, best = state["epoch"] + 1, state["best"]
+        best_epoch = state.get("best_epoch", state["epoch"] + 1)
         print(f"resumed from epoch {start_epoch}, best dev {best:.4f}", flush=True)
 
     n_params = sum(p.numel() for p in model.parameters())
@@ -128,12 +129,15 @@ def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: 
         with open(out / "log.jsonl", "a") as f:
             f.write(json.dumps(record) + "\n")
         if mean_dev > best:
-            best = mean_dev
+            best, best_epoch = mean_dev, epoch + 1
             meta = {"config": Path(config_path).name, "epoch": epoch + 1, "dev": dev_acc}
             save_checkpoint(out / "best.pt", model, vocabs, meta)
         torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": epoch,
-                    "best": best, "vocabs": vocabs.to_json(), "config": asdict(model_cfg)},
-                   out / "last.pt")
+                    "best": best, "best_epoch": best_epoch, "vocabs": vocabs.to_json(),
+                    "config": asdict(model_cfg)}, out / "last.pt")
+        if epoch + 1 - best_epoch >= tc.get("patience", epochs):
+            print(f"no dev improvement for {tc['patience']} epochs: stopping", flush=True)
+            break
         if time.time() > deadline:
             print(f"time budget reached after epoch {epoch + 1}", flush=True)
             break
