@@ -17,9 +17,13 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import signal
+import socket
+import socketserver
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -193,9 +197,11 @@ def replay(pipe: Pipeline, limit: int) -> None:
     finish_replay(start_replay(pipe, limit), limit)
 
 
-def dead_letters(pipe: Pipeline, expected: int, timeout: float = 60) -> dict[bytes, pb.DeadLetter]:
-    """DLQ records of posts.raw.dlq by original key, once ``expected`` have arrived."""
-    consumer = KafkaConsumer(pipe.topics.posts_raw_dlq, bootstrap_servers=pipe.bootstrap,
+def dead_letters(
+    pipe: Pipeline, expected: int, topic: str = "", timeout: float = 60
+) -> dict[bytes, pb.DeadLetter]:
+    """DLQ records (posts.raw.dlq by default) by original key, once ``expected`` arrived."""
+    consumer = KafkaConsumer(topic or pipe.topics.posts_raw_dlq, bootstrap_servers=pipe.bootstrap,
                              auto_offset_reset="earliest", enable_auto_commit=False,
                              group_id=None, consumer_timeout_ms=1000,
                              fetch_max_bytes=8 * 1024 * 1024,
@@ -298,6 +304,32 @@ def test_bad_inputs_have_defined_outcomes(pipeline: Pipeline) -> None:
     assert pipeline.worker is not None and pipeline.worker.poll() is None
 
 
+def tagged_bytes(post_id: str, attributes: dict[str, str]) -> bytes:
+    post = pb.Post(id=post_id, platform=pb.TWITTER, text="x", attributes=attributes)
+    post.created_at.FromSeconds(1_300_000_000)
+    return pb.TaggedPost(post=post).SerializeToString()
+
+
+def test_index_rejections_go_to_the_tagged_dlq(pipeline: Pipeline) -> None:
+    """A mapping conflict (attribute ``k`` is a keyword, ``k.sub`` needs ``k`` to be an
+    object) and a non-protobuf record on posts.tagged are dead-lettered; the rest indexes."""
+    prod = producer(pipeline.bootstrap)
+    topic = pipeline.topics.posts_tagged
+    prod.send(topic, key=b"attr-ok", value=tagged_bytes("attr-ok", {"k": "v"})).get(30)
+    prod.send(topic, key=b"attr-conflict", value=tagged_bytes("attr-conflict", {"k.sub": "v"}))
+    prod.send(topic, key=b"tagged-garbage", value=b"\xff\x00 not a TaggedPost")
+    prod.send(topic, key=b"attr-after", value=tagged_bytes("attr-after", {}))
+    prod.flush()
+    prod.close()
+    wait_for(lambda: pipeline.get("attr-after") is not None, 60, "post after rejects", pipeline)
+    assert pipeline.get("attr-ok") is not None and pipeline.get("attr-conflict") is None
+    letters = dead_letters(pipeline, 2, topic=pipeline.topics.posts_tagged_dlq)
+    assert letters[b"attr-conflict"].error_code == "INDEX_ERROR"
+    assert "mapper_parsing_exception" in letters[b"attr-conflict"].reason
+    assert letters[b"tagged-garbage"].error_code == "DECODE_ERROR"
+    assert letters[b"tagged-garbage"].source_topic == topic
+
+
 def test_restart_mid_stream_indexes_each_post_exactly_once(
     servers: dict[str, str], es: Elasticsearch, kafka: KafkaInfo, tmp_path: Path
 ) -> None:
@@ -321,3 +353,70 @@ def test_restart_mid_stream_indexes_each_post_exactly_once(
         print(f"indexed {stopped_at}/{n} before SIGTERM; rest after restart")
     finally:
         cleanup(pipe)
+
+
+class _Pump(socketserver.BaseRequestHandler):
+    """Forward one client connection to the upstream port, both directions."""
+
+    def handle(self) -> None:
+        upstream = socket.create_connection(("127.0.0.1", self.server.upstream_port))  # type: ignore[attr-defined]
+        pair = {self.request: upstream, upstream: self.request}
+        try:
+            while True:
+                ready, _, _ = select.select(list(pair), [], [], 1.0)
+                for sock in ready:
+                    data = sock.recv(65536)
+                    if not data:
+                        return
+                    pair[sock].sendall(data)
+        except OSError:
+            return
+        finally:
+            upstream.close()
+
+
+class TcpProxy(socketserver.ThreadingTCPServer):
+    """Stands in for an outage: nothing listens on ``port`` until ``start()``."""
+
+    allow_reuse_address = True
+    daemon_threads = True
+
+    def __init__(self, port: int, upstream_port: int) -> None:
+        super().__init__(("127.0.0.1", port), _Pump, bind_and_activate=True)
+        self.upstream_port = upstream_port
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_waits_out_triton_and_elasticsearch_outages(
+    servers: dict[str, str], es: Elasticsearch, kafka: KafkaInfo, tmp_path: Path,
+    elasticsearch: ElasticsearchInfo, triton: TritonInfo,
+) -> None:
+    """The worker starts while Triton and ES are unreachable, logs its retries, and
+    processes everything once they come back (nothing dead-lettered, nothing lost)."""
+    triton_port, es_port = free_port(), free_port()
+    pipe = make_pipeline(
+        dict(servers, NLP_TRITON_GRPC_PORT=str(triton_port), NLP_ES_PORT=str(es_port)),
+        es, kafka, tmp_path,
+    )
+    proxies: list[TcpProxy] = []
+    n = 20
+    try:
+        pipe.start_worker()
+        replay(pipe, n)
+        wait_for(lambda: f"Triton pos_tagger at 127.0.0.1:{triton_port}" in pipe.log()
+                 and "install index template failed" in pipe.log(), 60, "retry logs", pipe)
+        proxies = [TcpProxy(triton_port, triton.grpc_port), TcpProxy(es_port, elasticsearch.port)]
+        wait_for(lambda: pipe.count() >= n, 120, f"{n} posts after the outage", pipe)
+        assert pipe.count() == n
+        assert dead_letters(pipe, 0, timeout=2) == {}
+    finally:
+        cleanup(pipe)
+        for proxy in proxies:
+            proxy.shutdown()
+            proxy.server_close()
