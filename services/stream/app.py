@@ -16,8 +16,13 @@ Failure modes and what covers them:
   and starve the other agent.
 - Rebalance/restart reprocessing: at-least-once by design (offsets committed after the
   downstream write). Reprocessed posts are re-tagged and re-published with the same key
-  and re-indexed under the same ``_id``: harmless. ``stream_wait_empty`` (default) lets
-  the in-flight batch finish before partitions are given up.
+  and re-indexed under the same ``_id``: harmless. Because of that, ``stream_wait_empty``
+  is off: with it on, Faust waits on shutdown and on every rebalance until all in-flight
+  messages are acked -- forever while a batch waits for a Triton or Elasticsearch outage
+  (seen here: SIGTERM during a Triton outage never finished; the same stall is reported
+  in Faust's issue tracker as consumers hanging after outages). With it off, the
+  in-flight batch is cancelled, ``batching.hold`` keeps its offsets uncommitted, and the
+  next owner of the partition processes it again.
 - Large messages: producer and fetch limits match the broker's 2 MiB message limit.
 """
 
@@ -52,6 +57,7 @@ def create_app(cfg: PipelineConfig) -> faust.App:
         broker_commit_livelock_soft_timeout=120.0,
         stream_processing_timeout=120.0,
         stream_buffer_maxsize=max(1024, 4 * cfg.index_batch_size),
+        stream_wait_empty=False,
         topic_partitions=4,
     )
 

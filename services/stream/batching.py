@@ -3,15 +3,19 @@
 Offsets and acks (at-least-once): ``stream.take_events`` acks the events of a batch when
 the agent asks for the next batch, i.e. after the batch body returned. The body therefore
 returns only after every downstream write (Kafka delivery, Elasticsearch bulk) succeeded.
-Two exits must not ack:
+That alone is not enough: when the worker stops (or the stream is stopped for any other
+reason) Faust closes the ``take_events`` generator while the agent is still inside the
+batch, and the generator's cleanup acks the whole batch -- observed in the integration
+test ``test_stop_during_outage_loses_nothing``: offsets of a batch still waiting for
+Triton were committed on SIGTERM, and those posts were lost. So ``guarded`` holds one
+extra reference on every message of the batch while it runs and drops it only when the
+batch succeeded; a cleanup ack of an unfinished batch is then never the final ack, its
+offsets stay uncommitted and the batch is redelivered (harmless: downstream writes are
+idempotent by key / ``_id``).
 
-* cancellation (worker shutdown, agent restart) while a batch waits on Triton/ES/Kafka:
-  ``take_events``' cleanup would still ack, and the consumer's final commit would then
-  skip messages never written downstream. ``hold`` adds a reference to each message so
-  that the cleanup ack is not the final one; the offsets stay uncommitted and the batch
-  is redelivered after restart (idempotent downstream, so harmless).
-* an unexpected exception (a bug): the batch goes to the DLQ with ``INTERNAL_ERROR`` and
-  the agent keeps running; only if even that fails is the batch held and the error raised.
+An unexpected exception in a batch (a bug) sends the batch to the DLQ with
+``INTERNAL_ERROR`` and the agent keeps running; only if even that fails is the batch left
+held and the error raised.
 """
 
 from __future__ import annotations
@@ -83,9 +87,15 @@ async def publish(records: Sequence[Outgoing], policy: RetryPolicy, what: str) -
 
 
 def hold(events: Sequence[EventT]) -> None:
-    """Keep the events' offsets uncommitted: take_events' cleanup ack is not final then."""
+    """One extra reference per message: no ack by anyone else can be the final one."""
     for event in events:
         event.message.incref()
+
+
+def release(events: Sequence[EventT]) -> None:
+    """Drop ``hold``'s reference: the batch is done, its acks may now commit."""
+    for event in events:
+        event.message.decref()
 
 
 async def guarded(
@@ -95,18 +105,17 @@ async def guarded(
     policy: RetryPolicy,
     what: str,
 ) -> None:
-    """Run one batch; never let it crash the agent nor ack what was not handled."""
+    """Run one batch; never crash the agent, never let unfinished work be committed."""
+    hold(events)
     try:
         await body()
     except asyncio.CancelledError:
-        hold(events)
+        log.warning("%s: cancelled mid-batch; %d messages stay uncommitted for redelivery",
+                    what, len(events))
         raise
     except Exception as exc:
         log.exception("%s: batch of %d failed; sending it to %s", what, len(events), dlq)
         reason = f"{what} failed: {type(exc).__name__}: {exc}"[:2000]
         records = [dlq_record(dlq, origin_of(e), errors.INTERNAL_ERROR, reason) for e in events]
-        try:
-            await publish(records, policy, f"{what} dead letters")
-        except BaseException:
-            hold(events)
-            raise
+        await publish(records, policy, f"{what} dead letters")
+    release(events)

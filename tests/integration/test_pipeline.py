@@ -266,7 +266,7 @@ def test_bad_inputs_have_defined_outcomes(pipeline: Pipeline) -> None:
     unknown_fields = post_bytes(id="with-unknown", text="new fields are ignored") + b"\xa8\x06\x2a"
     bad = {
         b"empty-text": (post_bytes(id="empty-text", text="   "), "INVALID", "empty text"),
-        b"invalid-utf8": (invalid_utf8, "DECODE_ERROR", "UTF-8"),
+        b"invalid-utf8": (invalid_utf8, "DECODE_ERROR", "not a Post"),
         b"not-protobuf": (b"\xff\xfe this is not protobuf", "DECODE_ERROR", "not a Post"),
         b"missing-id": (post_bytes(id=""), "INVALID", "no id"),
         b"missing-text": (post_bytes(id="missing-text", text=""), "INVALID", "empty text"),
@@ -418,5 +418,36 @@ def test_waits_out_triton_and_elasticsearch_outages(
     finally:
         cleanup(pipe)
         for proxy in proxies:
+            proxy.shutdown()
+            proxy.server_close()
+
+
+def test_stop_during_outage_loses_nothing(
+    servers: dict[str, str], es: Elasticsearch, kafka: KafkaInfo, tmp_path: Path,
+    elasticsearch: ElasticsearchInfo, triton: TritonInfo,
+) -> None:
+    """SIGTERM while a batch waits for Triton: the worker exits, the batch's offsets are
+    not committed (``batching.hold``), and the next worker processes all of it."""
+    triton_port = free_port()
+    pipe = make_pipeline(dict(servers, NLP_TRITON_GRPC_PORT=str(triton_port)), es, kafka,
+                         tmp_path)
+    proxy: TcpProxy | None = None
+    n = 30
+    try:
+        pipe.start_worker()
+        replay(pipe, n)
+        wait_for(lambda: f"Triton pos_tagger at 127.0.0.1:{triton_port}" in pipe.log(), 60,
+                 "Triton retry log", pipe)
+        started = time.monotonic()
+        pipe.stop_worker(timeout=90)
+        print(f"worker stopped {time.monotonic() - started:.1f}s after SIGTERM")
+        assert pipe.count() == 0
+        proxy = TcpProxy(triton_port, triton.grpc_port)
+        pipe.start_worker()
+        wait_for(lambda: pipe.count() >= n, 120, f"{n} posts after restart", pipe)
+        assert pipe.count() == n
+    finally:
+        cleanup(pipe)
+        if proxy is not None:
             proxy.shutdown()
             proxy.server_close()

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from types import SimpleNamespace
 
 import pytest
+from faust.types.tuples import Message
 from tritonclient.utils import InferenceServerException
 
 from services import errors
@@ -15,7 +17,7 @@ from services.dlq import Origin
 from services.es.bulk import BulkItem, classify
 from services.pb import messages_pb2 as pb
 from services.retry import RetryGaveUp, retry_async
-from services.stream.batching import hold
+from services.stream.batching import guarded
 from services.stream.tag_posts import Item, split_valid, sub_batches
 from services.triton import ModelError, is_transient, parse_tags_json
 
@@ -101,14 +103,31 @@ def test_sub_batches_respect_concurrency_and_order() -> None:
     assert sub_batches([], 4) == []
 
 
-def test_hold_keeps_the_final_ack_from_happening() -> None:
-    from faust.types.tuples import Message
-
+def _message() -> Message:
     msg = Message("t", 0, 5, 0.0, 0, None, b"k", b"v", None)
-    msg.incref()  # the stream's own reference
-    hold([SimpleNamespace(message=msg)])  # type: ignore[list-item]
-    assert msg.ack(consumer=None) is False  # type: ignore[arg-type]
-    assert not msg.acked
+    msg.incref()  # the stream's own reference (the conductor's incref)
+    return msg
+
+
+def test_guarded_batch_commits_only_when_done() -> None:
+    ok, cancelled = _message(), _message()
+
+    async def run(msg: Message, body: Callable[[], Awaitable[None]]) -> None:
+        await guarded([SimpleNamespace(message=msg)], body, None, FAST, "t")  # type: ignore[list-item,arg-type]
+
+    async def done() -> None:
+        return None
+
+    async def stuck() -> None:
+        # Faust's take_events cleanup acks while the batch is still running
+        cancelled.ack(consumer=None)  # type: ignore[arg-type]
+        raise asyncio.CancelledError
+
+    asyncio.run(run(ok, done))
+    assert ok.ack(consumer=None) is True  # type: ignore[arg-type]  # the normal final ack
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(run(cancelled, stuck))
+    assert not cancelled.acked and cancelled.refcount == 1
 
 
 def test_topic_prefix() -> None:
