@@ -251,6 +251,17 @@ def test_sample_tweets_become_searchable(pipeline: Pipeline) -> None:
     hits = pipeline.es.search(index=pipeline.pattern, **body)["hits"]["hits"]
     assert "ark-oct27-train-0001" in {h["_id"] for h in hits}
 
+    out = search_cli(pipeline, "--tag", f"{tok['ptb']}:{tok['text']}", "--size", "100")
+    assert "ark-oct27-train-0001" in out and f"{tok['text']}/{tok['ptb']}" in out
+    top = search_cli(pipeline, "--top-hashtags", "--since", "2010-10-01", "--until", "2010-11-01")
+    assert "user hashtags:" in top
+
+
+def search_cli(pipe: Pipeline, *args: str) -> str:
+    out = subprocess.run([sys.executable, "-m", "services.search", *args], cwd=REPO_ROOT,
+                         env=pipe.env, capture_output=True, text=True, timeout=60, check=True)
+    return out.stdout
+
 
 def post_bytes(**fields: Any) -> bytes:
     base: dict[str, Any] = {"id": "x", "platform": pb.TWITTER, "lang": "en", "text": "fine"}
