@@ -99,7 +99,7 @@ def run(n_tweets: int, skip_pipeline: bool) -> dict:
         pipe, naive = result["pipeline"]["tweets_per_s"], result["naive"]["tweets_per_s"]
         result["ratios"]["pipeline_vs_in_process"] = round(pipe / ceiling, 3)
         result["ratios"]["pipeline_vs_naive"] = round(pipe / naive, 2)
-        result["memory"] = _stack_memory(settings)
+        result["memory"] = _stack_memory(settings, result["pipeline"]["worker_rss_mib"])
     return result
 
 
@@ -109,8 +109,10 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0))
 
 
-def _stack_memory(settings) -> dict:
+def _stack_memory(settings, worker_rss_mib: int) -> dict:
+    """Resident memory of every server (with Triton's model stubs) and the Faust worker."""
     from deploy.stack import servers, status
 
     rss = {s.name: round(status(s).rss_bytes / 2**20) for s in servers(None, settings)}
+    rss["faust_worker"] = worker_rss_mib
     return {"rss_mib": rss, "total_mib": sum(rss.values())}

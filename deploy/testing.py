@@ -7,9 +7,11 @@ fixtures share one code path (same ports, same state dir, same health checks).
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from deploy.base import Server
 from deploy.settings import Settings
@@ -82,3 +84,27 @@ def running(name: str, settings: Settings | None = None) -> Iterator[object]:
         yield describe(srv.name, live.settings, started)
     finally:
         srv.release(me)
+
+
+def free_ports(count: int) -> list[int]:
+    """Ports the OS just had free on 127.0.0.1."""
+    socks = [socket.socket() for _ in range(count)]
+    try:
+        for sock in socks:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in socks]
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+def private_env(state_dir: Path, model_repository: Path) -> dict[str, str]:
+    """NLP_* variables for a Triton that cannot collide with the developer's stack."""
+    http, grpc, metrics = free_ports(3)
+    return {
+        "NLP_STATE_DIR": str(state_dir),
+        "NLP_MODEL_REPOSITORY": str(model_repository),
+        "NLP_TRITON_HTTP_PORT": str(http),
+        "NLP_TRITON_GRPC_PORT": str(grpc),
+        "NLP_TRITON_METRICS_PORT": str(metrics),
+    }

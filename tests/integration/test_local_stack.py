@@ -23,7 +23,7 @@ import pytest
 from deploy.kafka import create_topics
 from deploy.process import DeployError, group_pids
 from deploy.settings import REPO_ROOT, Settings
-from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo, running
+from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo, private_env, running
 from deploy.triton import Triton
 
 pytestmark = pytest.mark.integration
@@ -66,30 +66,6 @@ class TritonPythonModel:
             ]))
         return responses
 """
-
-
-def free_ports(count: int) -> list[int]:
-    """Ports the OS just had free on 127.0.0.1."""
-    socks = [socket.socket() for _ in range(count)]
-    try:
-        for sock in socks:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in socks]
-    finally:
-        for sock in socks:
-            sock.close()
-
-
-def private_env(state_dir: Path, model_repository: Path) -> dict[str, str]:
-    """NLP_* variables for a Triton that cannot collide with the developer's stack."""
-    http, grpc, metrics = free_ports(3)
-    return {
-        "NLP_STATE_DIR": str(state_dir),
-        "NLP_MODEL_REPOSITORY": str(model_repository),
-        "NLP_TRITON_HTTP_PORT": str(http),
-        "NLP_TRITON_GRPC_PORT": str(grpc),
-        "NLP_TRITON_METRICS_PORT": str(metrics),
-    }
 
 
 def write_model(repo: Path, name: str, config: str, model_py: str) -> None:

@@ -1,0 +1,108 @@
+"""The POS tagger as Triton serves it: the real tritonserver, the shipped weights.
+
+Served tags must equal the in-process model's (one code path), Twitter entities keep
+their offsets and tags, limits are flagged, and a newly exported version is picked up
+by a running server without failing a single request.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tritonclient.grpc as grpcclient
+import tritonclient.http as httpclient
+
+from deploy.settings import REPO_ROOT, Settings
+from deploy.testing import TritonInfo, private_env, running
+from training.pos.evaluate import shipped_checkpoint
+from training.pos.export import export
+from training.pos.predictor import PosPredictor
+
+pytestmark = pytest.mark.integration
+
+TWEETS = [
+    "RT @nytimes: Obama wins the election http://nyti.ms/abc #election2012",
+    "lol i cant believe its friday already :) <3",
+    "Stocks fell sharply on Monday as investors worried about the economy .",
+]
+
+
+def tag(url: str, texts: list[str]) -> tuple[list[dict], str]:
+    """(parsed TAGS_JSON per text, model version) from one gRPC request."""
+    client = grpcclient.InferenceServerClient(url)
+    arr = np.array([t.encode() for t in texts], dtype=object).reshape(-1, 1)
+    inp = grpcclient.InferInput("TEXT", list(arr.shape), "BYTES")
+    inp.set_data_from_numpy(arr)
+    result = client.infer("pos_tagger", [inp])
+    rows = [json.loads(x) for x in result.as_numpy("TAGS_JSON").reshape(-1)]
+    return rows, result.get_response().model_version
+
+
+def test_served_tags_equal_the_in_process_model(triton: TritonInfo) -> None:
+    rows, _ = tag(triton.grpc_url, TWEETS)
+    local = PosPredictor(shipped_checkpoint()).tag_texts(TWEETS)
+    for row, expected in zip(rows, local, strict=True):
+        assert [(t[0], t[3], t[4]) for t in row["tokens"]] == [
+            (t.text, t.tags["ptb"], t.tags["ark"]) for t in expected.tokens
+        ]
+
+
+def test_offsets_slice_the_text_and_twitter_entities_get_their_tags(triton: TritonInfo) -> None:
+    rows, version = tag(triton.grpc_url, TWEETS)
+    assert version.isdigit()
+    for text, row in zip(TWEETS, rows, strict=True):
+        assert not row["truncated"]
+        for token, start, end, ptb, ark in row["tokens"]:
+            assert text[start:end] == token and ptb and ark
+    by_token = {t[0]: (t[3], t[4]) for t in rows[0]["tokens"]}
+    assert by_token["@nytimes"] == ("USR", "@")
+    assert by_token["http://nyti.ms/abc"] == ("URL", "U")
+    assert by_token["RT"] == ("RT", "~")
+
+
+def test_empty_text_has_no_tokens_and_long_text_is_flagged(triton: TritonInfo) -> None:
+    rows, _ = tag(triton.grpc_url, ["", "word " * 30_000])
+    assert rows[0] == {"tokens": [], "truncated": False}
+    assert rows[1]["truncated"] is True
+    assert len(rows[1]["tokens"]) == 128
+
+
+def test_a_new_version_is_served_without_failing_a_request(tmp_path: Path) -> None:
+    """Export version 2 while requests flow; Triton loads it live (explicit model control)."""
+    repo = tmp_path / "model_repository"
+    shutil.copytree(REPO_ROOT / "model_repository" / "pos_tagger", repo / "pos_tagger",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    env = private_env(tmp_path / "state", repo)
+    with running("triton", Settings.from_env(env)) as info:
+        versions: list[str] = []
+        errors: list[Exception] = []
+        stop = threading.Event()
+
+        def traffic() -> None:
+            while not stop.is_set():
+                try:
+                    versions.append(tag(info.grpc_url, TWEETS[:1])[1])
+                except Exception as exc:  # every failure is a test failure
+                    errors.append(exc)
+
+        worker = threading.Thread(target=traffic)
+        worker.start()
+        try:
+            time.sleep(1.0)
+            new_dir = export(str(shipped_checkpoint()), str(repo))
+            assert new_dir.name == "2"
+            httpclient.InferenceServerClient(info.http_url).load_model("pos_tagger")
+            deadline = time.monotonic() + 60
+            while "2" not in versions[-3:] and time.monotonic() < deadline:
+                time.sleep(0.5)
+        finally:
+            stop.set()
+            worker.join()
+        assert not errors, errors[:3]
+        assert versions[0] == "1" and versions[-1] == "2"
