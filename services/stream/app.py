@@ -4,8 +4,9 @@ Failure modes and what covers them:
 
 - Broker outage: aiokafka reconnects by itself; our producers retry sends with backoff
   (``batching.publish``) and batches stay unacked until delivery, so nothing is committed
-  for work that did not reach Kafka. ``broker_request_timeout`` > ``broker_session_timeout``
-  as Faust requires.
+  for work that did not reach Kafka. ``producer_request_timeout`` is cut from Faust's 20
+  minutes to 60 s so an outage surfaces as logged retries instead of one silent wait.
+  ``broker_request_timeout`` > ``broker_session_timeout`` as Faust requires.
 - Slow handler (Triton or Elasticsearch down, a model reload): the agent waits in logged
   retries. Fetching and heartbeats run in Faust's consumer thread, so the member stays in
   the group (``broker_max_poll_interval`` is far above a batch's normal time);
@@ -47,6 +48,7 @@ def create_app(cfg: PipelineConfig) -> faust.App:
         web_host="127.0.0.1",
         producer_acks=-1,
         producer_max_request_size=MAX_RAW_BYTES,
+        producer_request_timeout=60.0,
         consumer_max_fetch_size=2 * MAX_RAW_BYTES,
         consumer_auto_offset_reset="earliest",
         broker_commit_interval=1.0,

@@ -33,7 +33,8 @@ from typing import Any
 
 import pytest
 from elasticsearch import Elasticsearch
-from kafka import KafkaConsumer, KafkaProducer
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+from kafka.errors import KafkaError
 
 from deploy.settings import REPO_ROOT
 from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo
@@ -155,10 +156,20 @@ def make_pipeline(
 
 
 def cleanup(pipe: Pipeline) -> None:
+    """Stop the worker; drop this pipeline's indices, template, topics and group."""
     if pipe.worker is not None:
         pipe.stop_worker()
     pipe.es.indices.delete(index=pipe.pattern, allow_no_indices=True, ignore_unavailable=True)
     pipe.es.indices.delete_index_template(name=pipe.index_prefix, ignore=[404])
+    admin = KafkaAdminClient(bootstrap_servers=pipe.bootstrap)
+    try:
+        ours = [t for t in admin.list_topics() if t.startswith(f"it-{pipe.tag}-")]
+        admin.delete_topics(ours)
+        admin.delete_consumer_groups([f"it-{pipe.tag}"])
+    except KafkaError as exc:  # leftovers are harmless: every run uses new names
+        print(f"cleanup of Kafka topics/group it-{pipe.tag}: {exc}")
+    finally:
+        admin.close()
 
 
 @pytest.fixture(scope="module")
