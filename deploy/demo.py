@@ -74,8 +74,11 @@ def wait_indexed(ids: list[str], worker: subprocess.Popen, log_path: Path, timeo
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m deploy.demo", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m deploy.demo",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--limit", type=int, default=0, help="replay only the first N tweets")
     parser.add_argument("--timeout", type=float, default=600, help="seconds to wait for indexing")
     args = parser.parse_args()
@@ -96,15 +99,26 @@ def main() -> None:
         if args.limit:
             lines = lines[: args.limit]
         banner(f"3. replaying {len(lines)} real tweets (ARK-Twitter, CC BY 3.0) onto posts.raw")
-        producer = [sys.executable, "-m", "services.producer", "--file", str(SAMPLE),
-                    "--topic", "posts.raw", "--limit", str(len(lines))]
+        producer = [
+            sys.executable,
+            "-m",
+            "services.producer",
+            "--file",
+            str(SAMPLE),
+            "--topic",
+            "posts.raw",
+            "--limit",
+            str(len(lines)),
+        ]
         subprocess.run(producer, cwd=REPO_ROOT, check=True)
 
         banner("4. waiting until every tweet is searchable in Elasticsearch")
         began = time.monotonic()
         found = wait_indexed([x["id"] for x in lines], worker, log_path, args.timeout)
-        print(f"  {found} of {len(lines)} tweets tagged and indexed "
-              f"in {time.monotonic() - began:.0f}s")
+        print(
+            f"  {found} of {len(lines)} tweets tagged and indexed "
+            f"in {time.monotonic() - began:.0f}s"
+        )
 
         banner("5. searching (python -m services.search ...)")
         for query in SEARCHES:
@@ -119,9 +133,11 @@ def main() -> None:
 
     banner("6. done")
     total = sum(status(s).rss_bytes for s in servers(None, settings)) / 2**20
-    print(f"  servers still running ({total:.0f} MiB resident): try "
-          "`python -m services.search --tag NNP:heat`;\n  stop them with "
-          "`python -m deploy.local down`.")
+    print(
+        f"  servers still running ({total:.0f} MiB resident): try "
+        "`python -m services.search --tag NNP:heat`;\n  stop them with "
+        "`python -m deploy.local down`."
+    )
     if found < len(lines):
         raise SystemExit(f"only {found} of {len(lines)} tweets were indexed; see {log_path}")
 

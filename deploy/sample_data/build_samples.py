@@ -68,8 +68,12 @@ def oct27_posts(root: Path) -> list[dict[str, object]]:
     ]
     step = 86_400 / len(tweets)
     return [
-        post(f"ark-oct27-{split}-{i:04d}", toks, OCT27_DAY + timedelta(seconds=int(n * step)),
-             f"ark-twitter-oct27/{split}")
+        post(
+            f"ark-oct27-{split}-{i:04d}",
+            toks,
+            OCT27_DAY + timedelta(seconds=int(n * step)),
+            f"ark-twitter-oct27/{split}",
+        )
         for n, (split, i, toks) in enumerate(tweets)
     ]
 
@@ -77,8 +81,12 @@ def oct27_posts(root: Path) -> list[dict[str, object]]:
 def daily547_posts(root: Path) -> list[dict[str, object]]:
     path = root / "pos" / "ark_daily547" / "test.conll"
     return [
-        post(f"ark-daily547-test-{i:04d}", toks, DAILY547_START + timedelta(days=i - 1),
-             "ark-twitter-daily547/test")
+        post(
+            f"ark-daily547-test-{i:04d}",
+            toks,
+            DAILY547_START + timedelta(days=i - 1),
+            "ark-twitter-daily547/test",
+        )
         for i, toks in enumerate(read_conll(path), 1)
     ]
 

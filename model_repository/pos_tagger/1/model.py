@@ -38,7 +38,7 @@ class TritonPythonModel:
         cut = [t[:MAX_TEXT_CHARS] for t in texts]
         tagged = self.predictor.tag_texts(cut)
         out = []
-        for text, short, result in zip(texts, cut, tagged):
+        for text, short, result in zip(texts, cut, tagged, strict=True):
             tokens = [[t.text, t.start, t.end, t.tags.get("ptb", ""), t.tags.get("ark", "")]
                       for t in result.tokens]
             truncated = result.truncated or len(short) < len(text)
