@@ -47,6 +47,15 @@ def read_conll(path: Path) -> Iterator[list[str]]:
         yield tokens
 
 
+def distinct_hashtags(tokens: list[str]) -> list[str]:
+    """Hashtags without "#", first spelling kept, repeats (any case) dropped."""
+    seen: dict[str, str] = {}
+    for t in tokens:
+        if t.startswith("#") and len(t) > 1:
+            seen.setdefault(t[1:].lower(), t[1:])
+    return list(seen.values())
+
+
 def post(post_id: str, tokens: list[str], created: datetime, source: str) -> dict[str, object]:
     return {
         "id": post_id,
@@ -56,7 +65,7 @@ def post(post_id: str, tokens: list[str], created: datetime, source: str) -> dic
         "author": "",
         "created_at": created.isoformat().replace("+00:00", "Z"),
         "attributes": {"source": source, "license": "CC BY 3.0"},
-        "user_hashtags": [t[1:] for t in tokens if t.startswith("#") and len(t) > 1],
+        "user_hashtags": distinct_hashtags(tokens),
     }
 
 
