@@ -71,7 +71,7 @@ class PipelineConfig:
     pos_model: str = "pos_tagger"
     max_post_chars: int = MAX_POST_CHARS
     max_raw_bytes: int = MAX_RAW_BYTES
-    tag_batch_size: int = 64
+    tag_batch_size: int = 256  # measured: 64 gave 161 tweets/s through the pipeline, 256 gave 232
     tag_batch_within: float = 0.2
     triton_concurrency: int = 4
     triton_timeout: float = 60.0
@@ -97,7 +97,7 @@ class PipelineConfig:
             index_prefix=e.get("NLP_INDEX_PREFIX", "posts").lower(),
             pos_model=e.get("NLP_POS_MODEL", "pos_tagger"),
             max_post_chars=int(e.get("NLP_MAX_POST_CHARS", MAX_POST_CHARS)),
-            tag_batch_size=int(e.get("NLP_TAG_BATCH", 64)),
+            tag_batch_size=int(e.get("NLP_TAG_BATCH", 256)),
             tag_batch_within=float(e.get("NLP_TAG_WITHIN", 0.2)),
             triton_concurrency=max(1, int(e.get("NLP_TRITON_CONCURRENCY", 4))),
             index_batch_size=int(e.get("NLP_INDEX_BATCH", 256)),

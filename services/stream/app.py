@@ -37,10 +37,13 @@ from services.stream import index_posts, tag_posts
 
 def create_app(cfg: PipelineConfig) -> faust.App:
     """A Faust app with the pipeline's settings (no agents yet)."""
+    datadir = cfg.servers.state_dir / "faust"
+    datadir.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
     return faust.App(
         cfg.app_id,
         broker=f"kafka://{cfg.servers.kafka_bootstrap}",
         store="memory://",
+        datadir=str(datadir / cfg.app_id),  # not the working directory
         autodiscover=False,
         web_enabled=cfg.web_port is not None,
         web_port=cfg.web_port or 6066,
