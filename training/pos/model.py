@@ -68,11 +68,13 @@ class CharCNN(nn.Module):
     def out_dim(self) -> int:
         return len(self.convs) * self.convs[0].out_channels
 
-    def forward(self, types: Tensor, chars: Tensor) -> Tensor:  # (B,T) + (U,L) -> (B,T,F)
+    def features(self, chars: Tensor) -> Tensor:  # (U,L) -> (U,F), one row per distinct token
         e = self.embed(chars).transpose(1, 2)  # (U, char_dim, L); padding embeds to zeros
         L = chars.shape[1]
-        feats = torch.cat([conv(e)[:, :, :L].amax(dim=2) for conv in self.convs], dim=1)
-        return torch.tanh(feats)[types]  # each distinct token is convolved once
+        return torch.tanh(torch.cat([conv(e)[:, :, :L].amax(dim=2) for conv in self.convs], 1))
+
+    def forward(self, types: Tensor, chars: Tensor) -> Tensor:  # (B,T) + (U,L) -> (B,T,F)
+        return self.features(chars)[types]  # each distinct token is convolved once
 
 
 class ContextMLP(nn.Module):
@@ -226,14 +228,28 @@ class Tagger(nn.Module):
         self.heads = nn.ModuleDict({name: nn.Linear(2 * H, n) for name, n in cfg.tagsets.items()})
         _uniform_(self)
 
-    def represent(self, words: Tensor, types: Tensor, chars: Tensor) -> Tensor:
-        """x_i = [word embedding ; char-CNN features] -> (B,T,D)."""
-        return self.drop(torch.cat([self.word_embed(words), self.chars(types, chars)], dim=-1))
+    def represent(
+        self, words: Tensor, types: Tensor, chars: Tensor, char_feats: Tensor | None = None
+    ) -> Tensor:
+        """x_i = [word embedding ; char-CNN features] -> (B,T,D).
 
-    def encode(self, words: Tensor, types: Tensor, chars: Tensor, lengths: Tensor) -> Tensor:
+        `char_feats` (U,F), when given, are the char-CNN features of the rows of `chars`,
+        computed earlier (inference caches them per token string: see PosPredictor).
+        """
+        c = char_feats[types] if char_feats is not None else self.chars(types, chars)
+        return self.drop(torch.cat([self.word_embed(words), c], dim=-1))
+
+    def encode(
+        self,
+        words: Tensor,
+        types: Tensor,
+        chars: Tensor,
+        lengths: Tensor,
+        char_feats: Tensor | None = None,
+    ) -> Tensor:
         """Hidden states of the bi-LSTM, (B,T,2H)."""
         mask = (types != 0).float()
-        x = self.represent(words, types, chars)
+        x = self.represent(words, types, chars, char_feats)
         t = self.context(x, mask) if self.context is not None else None
         if self.cfg.variant == "bilstm_ctx":
             x = torch.cat([x, t], dim=-1)
@@ -272,8 +288,13 @@ class Tagger(nn.Module):
         return self.heads[head](self.encode(words, types, chars, lengths))
 
     def tag_all(
-        self, words: Tensor, types: Tensor, chars: Tensor, lengths: Tensor
+        self,
+        words: Tensor,
+        types: Tensor,
+        chars: Tensor,
+        lengths: Tensor,
+        char_feats: Tensor | None = None,
     ) -> dict[str, Tensor]:
         """Best tag ids (B,T) for every tagset, sharing one encoder pass."""
-        h = self.encode(words, types, chars, lengths)
+        h = self.encode(words, types, chars, lengths, char_feats)
         return {name: head(h).argmax(-1) for name, head in self.heads.items()}

@@ -1,0 +1,39 @@
+"""PosPredictor, the one inference path (Triton, evaluation, benchmarks)."""
+
+import torch
+
+from training.pos.data import encode_tokens
+from training.pos.predictor import PosPredictor, save_checkpoint
+
+from .test_pos_model import SENTS, VOCABS, make_model
+
+
+def test_checkpoint_is_fp16_and_cached_char_features_give_the_same_tags(tmp_path):
+    model = make_model("dcnn")
+    path = tmp_path / "tagger.pt"
+    save_checkpoint(path, model, VOCABS, {"note": "test"})
+    assert all(v.dtype == torch.float16 for v in torch.load(path)["state"].values())
+
+    predictor = PosPredictor(path)
+    sentences = [s.tokens for s in SENTS] + [["unseen", "tokens", "lol"]]
+    expected = predictor.model.tag_all(*encode_tokens(sentences, VOCABS))  # no cache
+    for _ in range(2):  # the second call is served from the char-feature cache
+        tagged = predictor.tag_tokens(sentences)
+        for i, sentence in enumerate(sentences):
+            for head, ids in expected.items():
+                itos = VOCABS.tags[head].itos
+                assert tagged[i][head] == [itos[j] for j in ids[i, : len(sentence)].tolist()]
+    assert "unseen" in predictor._char_cache
+
+
+def test_raw_texts_are_tokenized_with_offsets_and_long_ones_flagged(tmp_path):
+    path = tmp_path / "tagger.pt"
+    save_checkpoint(path, make_model("dcnn"), VOCABS, {})
+    texts = ["RT @bob : so cool lol", "", "w " * 200]
+    short, empty, long = PosPredictor(path).tag_texts(texts)
+    assert [(t.text, texts[0][t.start : t.end]) for t in short.tokens][:2] == [
+        ("RT", "RT"), ("@bob", "@bob"),
+    ]
+    assert set(short.tokens[0].tags) == {"ptb", "ark"}
+    assert empty.tokens == [] and not empty.truncated
+    assert long.truncated and len(long.tokens) == 128
