@@ -98,6 +98,7 @@ def run(n_tweets: int, skip_pipeline: bool) -> dict:
     result["in_process"] = bench_in_process(texts)
     for srv in servers(["triton"], settings):
         srv.start(timeout=300)
+    _reload_model(settings)
     result["triton"] = bench_triton(texts, f"{settings.host}:{settings.triton_grpc_port}")
     ceiling = result["in_process"]["tweets_per_s"]
     triton_rate = result["triton"]["tweets_per_s"]
