@@ -3,6 +3,7 @@
     python -m training train pos --config training/configs/pos_dcnn.toml [--quick] [--resume]
     python -m training evaluate pos --data FILE.conll --tagset ptb|ark [--model PATH]
     python -m training export pos --checkpoint runs/pos_dcnn/best.pt [--repository model_repository]
+    python -m training baseline pos --data FILE.conll --tagset ptb|ark
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ def main(argv: list[str] | None = None) -> None:
     p_export.add_argument("--checkpoint", required=True)
     p_export.add_argument("--repository", default=str(REPO_ROOT / "model_repository"))
 
+    p_base = sub.add_parser("baseline", help="most-frequent-tag baseline; last line is JSON")
+    p_base.add_argument("task", choices=["pos"])
+    p_base.add_argument("--data", required=True, help="CoNLL file: TOKEN<TAB>TAG lines")
+    p_base.add_argument("--tagset", choices=["ptb", "ark"], required=True)
+
     args = parser.parse_args(argv)
     if args.command == "train":
         from training.pos.train import train
@@ -45,6 +51,10 @@ def main(argv: list[str] | None = None) -> None:
         from training.pos.evaluate import evaluate
 
         print(json.dumps(evaluate(args.data, args.tagset, args.model)))
+    elif args.command == "baseline":
+        from training.pos.baseline import evaluate_baseline
+
+        print(json.dumps(evaluate_baseline(args.data, args.tagset)))
     elif args.command == "export":
         from training.pos.export import export
 

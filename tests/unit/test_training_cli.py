@@ -45,3 +45,11 @@ def test_quick_training_produces_a_checkpoint_that_evaluates(tmp_path):
                                "--tagset", "ark", "--model", str(checkpoint)).stdout)
     # One minute of training must beat always answering the most frequent tag (V: 151/957).
     assert 0.16 < result["accuracy"] <= 1.0
+
+
+@pytest.mark.skipif(not (SHARED / "pos").is_dir(), reason="shared POS datasets not present")
+def test_most_frequent_tag_baseline_prints_its_accuracy_as_last_json_line():
+    data = DATA / "daily547_first60.conll"
+    result = last_json(run_cli("baseline", "pos", "--data", str(data), "--tagset", "ark").stdout)
+    assert result["model"] == "most-frequent-tag" and result["tokens"] == 957
+    assert 0.5 < result["accuracy"] < 0.95  # far above chance, below a trained tagger

@@ -25,6 +25,7 @@ for both directions together (`_scaled_lstm_scan`, TorchScript).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import torch
@@ -97,7 +98,19 @@ class ContextMLP(nn.Module):
         return torch.softmax(self.mlp(windows), dim=-1)
 
 
-@torch.jit.script
+def _script(fn):
+    """TorchScript a step loop, so it runs without the Python interpreter per step.
+
+    torch.jit.script is deprecated in favour of torch.compile, which needs a C++ compiler
+    at run time and recompiles for new shapes; until that fits serving, we keep TorchScript
+    and silence its deprecation warning, which would otherwise greet every CLI call.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return torch.jit.script(fn)
+
+
+@_script
 def _scaled_lstm_scan(gx: Tensor, w_h: Tensor, d_h: Tensor | None) -> Tensor:
     """LSTM recurrence for both directions at once.
 
@@ -122,7 +135,7 @@ def _scaled_lstm_scan(gx: Tensor, w_h: Tensor, d_h: Tensor | None) -> Tensor:
     return torch.stack(outs, dim=2)
 
 
-@torch.jit.script
+@_script
 def _ha_hyper_lstm_scan(
     x: Tensor,
     w_x: Tensor,
