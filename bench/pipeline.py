@@ -9,7 +9,6 @@ Elasticsearch (refresh + ids count) until all of them are searchable.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ import uuid
 
 import psutil
 
+from deploy.process import stop_child
 from deploy.settings import REPO_ROOT, Settings
 
 
@@ -88,11 +88,7 @@ def bench_pipeline(texts: list[str], settings: Settings, naive: bool, timeout: f
         ended = _wait_all(es, cfg.index_pattern, [k for k, _ in items], worker, timeout)
         worker_rss = psutil.Process(worker.pid).memory_info().rss
     finally:
-        worker.send_signal(signal.SIGTERM)
-        try:
-            worker.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            worker.kill()
+        stop_child(worker)
         es.indices.delete(index=cfg.index_pattern, ignore=[404])
     seconds = ended - began
     return {"tweets": len(texts), "seconds": round(seconds, 3),

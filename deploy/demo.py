@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from deploy.process import stop_child
 from deploy.settings import REPO_ROOT, Settings
 from deploy.stack import servers, status
 
@@ -125,11 +125,7 @@ def main() -> None:
             print(f"\n$ python -m services.search {' '.join(query)}", flush=True)
             subprocess.run([sys.executable, "-m", "services.search", *query], cwd=REPO_ROOT)
     finally:
-        worker.send_signal(signal.SIGTERM)
-        try:
-            worker.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            worker.kill()
+        stop_child(worker)
 
     banner("6. done")
     total = sum(status(s).rss_bytes for s in servers(None, settings)) / 2**20

@@ -322,3 +322,16 @@ def _wait_gone(record: Record, timeout: float) -> bool:
         time.sleep(0.2)
     reap(record.pid)
     return not members(record)
+
+
+def stop_child(proc: subprocess.Popen, timeout: float = 60.0) -> int:
+    """SIGTERM a child process we started (a Faust worker shuts down cleanly on it) and
+    SIGKILL it if it has not exited after ``timeout`` seconds; returns its exit code."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
