@@ -4,6 +4,7 @@
     python -m training evaluate pos --data FILE.conll --tagset ptb|ark [--model PATH]
     python -m training export pos --checkpoint runs/pos_dcnn/best.pt [--repository model_repository]
     python -m training baseline pos --data FILE.conll --tagset ptb|ark
+    python -m training inspect pos [--model PATH]
 """
 
 from __future__ import annotations
@@ -42,6 +43,10 @@ def main(argv: list[str] | None = None) -> None:
     p_base.add_argument("--data", required=True, help="CoNLL file: TOKEN<TAB>TAG lines")
     p_base.add_argument("--tagset", choices=["ptb", "ark"], required=True)
 
+    p_insp = sub.add_parser("inspect", help="DCNN context vectors and scalings per domain")
+    p_insp.add_argument("task", choices=["pos"])
+    p_insp.add_argument("--model", help="dcnn checkpoint (default: the shipped one)")
+
     args = parser.parse_args(argv)
     if args.command == "train":
         from training.pos.train import train
@@ -55,6 +60,10 @@ def main(argv: list[str] | None = None) -> None:
         from training.pos.baseline import evaluate_baseline
 
         print(json.dumps(evaluate_baseline(args.data, args.tagset)))
+    elif args.command == "inspect":
+        from training.pos.inspect import inspect
+
+        print(json.dumps(inspect(args.model), indent=1))
     elif args.command == "export":
         from training.pos.export import export
 
