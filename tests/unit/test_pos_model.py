@@ -103,3 +103,17 @@ def test_every_variant_can_fit_a_tiny_batch(variant):
 def test_unknown_variant_is_rejected_with_the_choices():
     with pytest.raises(ValueError, match="dcnn"):
         make_model("transformer")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_dev_evaluation_between_training_steps_works(variant):
+    """Training evaluates on dev after every epoch; TorchScript step loops that ran with
+    autograd must accept that (they refuse inference-mode tensors)."""
+    from training.pos.train import accuracy
+
+    model = make_model(variant).train()
+    b = make_batch(SENTS[:2], VOCABS)
+    for _ in range(2):
+        for _ in range(3):
+            model(b.words, b.types, b.chars, b.lengths, "ptb").sum().backward()
+        assert 0.0 <= accuracy(model, SENTS[:2], VOCABS) <= 1.0

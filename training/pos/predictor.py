@@ -35,7 +35,7 @@ def load_checkpoint(path: str | Path) -> tuple[Tagger, Vocabularies, dict]:
     cfg["char_widths"] = tuple(cfg["char_widths"])
     model = Tagger(TaggerConfig(**cfg))
     model.load_state_dict({k: v.float() for k, v in ckpt["state"].items()})
-    model.eval()
+    model.eval().requires_grad_(False)  # inference only: no autograd bookkeeping at all
     return model, Vocabularies.from_json(ckpt["vocabs"]), ckpt.get("meta", {})
 
 

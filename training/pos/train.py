@@ -43,7 +43,9 @@ def load_split(spec: dict[str, str], root: Path) -> list[Sentence]:
 def accuracy(model: Tagger, sents: list[Sentence], vocabs: Vocabularies) -> float:
     model.eval()
     correct = total = 0
-    with torch.inference_mode():
+    # no_grad, not inference_mode: TorchScript graphs that were run with autograd on
+    # refuse inference tensors ("Inference tensors cannot be saved for backward").
+    with torch.no_grad():
         for group in batches(sents, 128, shuffle=False, rng=random.Random(0)):
             b = make_batch(group, vocabs)
             pred = model(b.words, b.types, b.chars, b.lengths, b.head).argmax(-1)
