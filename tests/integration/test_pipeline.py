@@ -10,7 +10,8 @@ never see each other's data. Checked here:
   query for ``--tag`` finds;
 - every bad input has its defined outcome (DLQ with code and reason, or processed), and the
   worker keeps going afterwards;
-- SIGTERM mid-stream and a restart index every message exactly once.
+- SIGTERM mid-stream and a restart index every message exactly once; so does a Kafka
+  broker restart mid-stream.
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ from elasticsearch import Elasticsearch
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.errors import KafkaError
 
-from deploy.settings import REPO_ROOT
-from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo
+from deploy.settings import REPO_ROOT, Settings
+from deploy.stack import server
+from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo, describe, free_ports
 from services.config import Topics
 from services.es.bulk import make_client
 from services.kafka_topics import ensure_topics
@@ -375,6 +377,40 @@ def test_restart_mid_stream_indexes_each_post_exactly_once(
         print(f"indexed {stopped_at}/{n} before SIGTERM; rest after restart")
     finally:
         cleanup(pipe)
+
+
+@pytest.mark.timeout(420)
+def test_broker_restart_mid_stream_indexes_each_post_exactly_once(
+    servers: dict[str, str], es: Elasticsearch, tmp_path: Path
+) -> None:
+    """The shared broker cannot be stopped under other tests, so this one starts its own
+    Kafka (private ports and state dir; its data survives the restart) for the worker."""
+    port, controller = free_ports(2)
+    env = dict(servers, NLP_STATE_DIR=str(tmp_path / "state"), NLP_KAFKA_PORT=str(port),
+               NLP_KAFKA_CONTROLLER_PORT=str(controller))
+    broker = server("kafka", Settings.from_env(env))
+    broker.start()
+    n = 1500
+    try:
+        kafka: KafkaInfo = describe("kafka", Settings.from_env(env), True)  # type: ignore[assignment]
+        pipe = make_pipeline(env, es, kafka, tmp_path)
+        try:
+            replay(pipe, n)  # the whole backlog is on the broker before the outage
+            pipe.start_worker()
+            wait_for(lambda: pipe.count() >= 64, 120, "first batches indexed", pipe)
+            broker.stop()
+            stopped_at = pipe.count()
+            time.sleep(5)  # the worker's fetches and sends fail meanwhile
+            broker.start()
+            wait_for(lambda: pipe.count() >= n, 240, f"all {n} posts after the restart", pipe)
+            time.sleep(3)  # redelivered posts are indexed by now; they must add nothing
+            assert pipe.count() == n
+            assert stopped_at < n, "the broker stopped after the stream was done"
+            assert pipe.worker is not None and pipe.worker.poll() is None, "worker died"
+        finally:
+            cleanup(pipe)
+    finally:
+        broker.stop()
 
 
 class _Pump(socketserver.BaseRequestHandler):
