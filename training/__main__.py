@@ -1,6 +1,9 @@
 """Training CLI: train, evaluate and export the pipeline's models.
 
     python -m training train pos --config training/configs/pos_dcnn.toml [--quick] [--resume]
+    python -m training train hashtag --config training/configs/hashtag_en.toml
+        [--variant transformer|softbase|hardbase|soft|hard] [--similarity euclidean|...]
+    python -m training evaluate hashtag --data FILE.jsonl --lang en|zh [--model PATH]
     python -m training evaluate pos --data FILE.conll --tagset ptb|ark [--model PATH]
     python -m training export pos --checkpoint runs/pos_dcnn/best.pt [--repository model_repository]
     python -m training baseline pos --data FILE.conll --tagset ptb|ark
@@ -21,17 +24,24 @@ def main(argv: list[str] | None = None) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p_train = sub.add_parser("train", help="train a model from a config file")
-    p_train.add_argument("task", choices=["pos"])
+    p_train.add_argument("task", choices=["pos", "hashtag"])
     p_train.add_argument("--config", required=True, help="TOML file under training/configs/")
+    p_train.add_argument("--variant", help="hashtag: transformer|softbase|hardbase|soft|hard")
+    p_train.add_argument("--similarity", help="hashtag: euclidean|mahalanobis|cosine|manhattan")
     p_train.add_argument("--quick", action="store_true", help="about one minute, for smoke tests")
     p_train.add_argument("--resume", action="store_true", help="continue from runs/<name>/last.pt")
     p_train.add_argument("--out", default=str(REPO_ROOT / "runs"), help="runs directory")
 
     p_eval = sub.add_parser("evaluate", help="score a model; last stdout line is JSON")
-    p_eval.add_argument("task", choices=["pos"])
-    p_eval.add_argument("--data", required=True, help="CoNLL file: TOKEN<TAB>TAG lines")
-    p_eval.add_argument("--tagset", choices=["ptb", "ark"], required=True)
-    p_eval.add_argument("--model", help="checkpoint (default: newest shipped pos_tagger version)")
+    p_eval.add_argument("task", choices=["pos", "hashtag"])
+    p_eval.add_argument("--data", required=True,
+                        help="pos: CoNLL TOKEN<TAB>TAG lines; hashtag: JSONL {text, hashtags}")
+    p_eval.add_argument("--tagset", choices=["ptb", "ark"], help="pos: which tags to score")
+    p_eval.add_argument("--lang", choices=["en", "zh"], help="hashtag: language of the posts")
+    p_eval.add_argument("--model", help="checkpoint (default: the newest shipped version)")
+    p_eval.add_argument("--beam", type=int, default=20, help="hashtag: beam size (paper: 20)")
+    p_eval.add_argument("--n-best", type=int, default=10,
+                        help="hashtag: sequences pooled for F1@k (paper: 10)")
 
     p_export = sub.add_parser("export", help="publish a checkpoint as a new Triton model version")
     p_export.add_argument("task", choices=["pos"])
@@ -39,23 +49,41 @@ def main(argv: list[str] | None = None) -> None:
     p_export.add_argument("--repository", default=str(REPO_ROOT / "model_repository"))
 
     p_base = sub.add_parser("baseline", help="most-frequent-tag baseline; last line is JSON")
-    p_base.add_argument("task", choices=["pos"])
-    p_base.add_argument("--data", required=True, help="CoNLL file: TOKEN<TAB>TAG lines")
-    p_base.add_argument("--tagset", choices=["ptb", "ark"], required=True)
+    p_base.add_argument("task", choices=["pos", "hashtag"])
+    p_base.add_argument("--data", required=True, help="CoNLL file (pos) or JSONL (hashtag)")
+    p_base.add_argument("--tagset", choices=["ptb", "ark"], help="pos: which tags to score")
+    p_base.add_argument("--lang", choices=["en", "zh"], help="hashtag: language (Ext.TFIDF)")
 
     p_insp = sub.add_parser("inspect", help="DCNN context vectors and scalings per domain")
     p_insp.add_argument("task", choices=["pos"])
     p_insp.add_argument("--model", help="dcnn checkpoint (default: the shipped one)")
 
     args = parser.parse_args(argv)
-    if args.command == "train":
+    need = {"pos": "tagset", "hashtag": "lang"}.get(args.task)
+    if args.command in ("evaluate", "baseline") and getattr(args, need) is None:
+        parser.error(f"{args.command} {args.task} needs --{need}")
+    if args.command == "train" and args.task == "hashtag":
+        from training.hashtag.train import train as train_hashtag
+
+        train_hashtag(args.config, args.variant, args.similarity, quick=args.quick,
+                      resume=args.resume, out_dir=args.out)
+    elif args.command == "train":
         from training.pos.train import train
 
         train(args.config, quick=args.quick, resume=args.resume, out_dir=args.out)
+    elif args.command == "evaluate" and args.task == "hashtag":
+        from training.hashtag.evaluate import evaluate as evaluate_hashtag
+
+        print(json.dumps(evaluate_hashtag(args.data, args.lang, args.model, args.beam,
+                                          args.n_best)))
     elif args.command == "evaluate":
         from training.pos.evaluate import evaluate
 
         print(json.dumps(evaluate(args.data, args.tagset, args.model)))
+    elif args.command == "baseline" and args.task == "hashtag":
+        from training.hashtag.baseline import evaluate_baseline as hashtag_baseline
+
+        print(json.dumps(hashtag_baseline(args.data, args.lang)))
     elif args.command == "baseline":
         from training.pos.baseline import evaluate_baseline
 

@@ -1,0 +1,1 @@
+"""Hashtag generation (SegTrm): data protocol, model, training, decoding and scoring."""

@@ -1,0 +1,105 @@
+"""The paper's extractive baseline Ext.TFIDF: one hashtag glued from the post's top keywords.
+
+"We extract 3 keywords for WHG (2 keywords for THG) ... and concatenate them following the
+tokens' order in the text." Document frequencies come from the language's train split;
+a keyword's weight is its count in the post times log(N / (1 + df)). The hashtag's words are
+the English keywords, or the characters of the concatenated Chinese keywords (the word
+protocol of training.hashtag.text).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import jieba
+
+from training.hashtag.metrics import score
+from training.hashtag.text import split_hashtag
+from training.paths import data_dir
+
+KEYWORDS = {"en": 2, "zh": 3}  # the paper: about the number of words in one hashtag
+PLACEHOLDERS = re.compile(r"<url>|@user|\[[^\[\]\s]{1,10}\]")  # links, mentions, [emoticons]
+WORD_CHAR = re.compile(r"[^\W_]")  # a letter, digit or CJK character
+jieba.setLogLevel(logging.WARNING)  # no "Building prefix dict..." chatter on stderr
+
+
+def read_jsonl(path: str | Path) -> Iterator[dict]:
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                yield json.loads(line)
+
+
+def post_words(text: str, lang: str) -> list[str]:
+    """The candidate keywords of a post, in text order: English lower-case alphanumeric runs,
+    Chinese jieba words holding a letter, digit or CJK character."""
+    if lang == "en":
+        return re.findall(r"[^\W_]+", text.replace("<url>", " ").replace("@user", " ").lower())
+    words = jieba.lcut(PLACEHOLDERS.sub(" ", text))
+    return [w.lower() for w in words if WORD_CHAR.search(w)]
+
+
+class TfidfExtractor:
+    """Document frequencies of a corpus and the top-scoring words of a new post."""
+
+    def __init__(self, documents: Iterable[list[str]]):
+        self.df: Counter[str] = Counter()
+        self.n = 0
+        for words in documents:
+            self.df.update(set(words))
+            self.n += 1
+
+    def idf(self, word: str) -> float:
+        return math.log(self.n / (1 + self.df[word]))
+
+    def keywords(self, words: list[str], k: int) -> list[str]:
+        """The k highest TF-IDF distinct words, back in the order they first occur (ties go
+        to the earlier word, so the choice is deterministic)."""
+        first: dict[str, int] = {}
+        for i, word in enumerate(words):
+            first.setdefault(word, i)
+        tf = Counter(words)
+        best = sorted(first, key=lambda w: (-tf[w] * self.idf(w), first[w]))[:k]
+        return sorted(best, key=first.__getitem__)
+
+
+def extract_hashtag(extractor: TfidfExtractor, text: str, lang: str) -> list[str]:
+    """Ext.TFIDF's one hashtag for a post, as words."""
+    keywords = extractor.keywords(post_words(text, lang), KEYWORDS[lang])
+    return keywords if lang == "en" else split_hashtag("".join(keywords), lang)
+
+
+def fit(train_path: str | Path, lang: str) -> TfidfExtractor:
+    """Document frequencies over the train split, with progress on stderr (jieba over the
+    68k Chinese posts takes a while)."""
+    start = time.time()
+
+    def documents() -> Iterator[list[str]]:
+        for i, post in enumerate(read_jsonl(train_path), 1):
+            if i % 20000 == 0:
+                print(f"ext_tfidf: {i} train posts ({time.time() - start:.0f}s)", file=sys.stderr)
+            yield post_words(post["text"], lang)
+
+    extractor = TfidfExtractor(documents())
+    print(f"ext_tfidf: document frequencies of {extractor.n} posts in "
+          f"{time.time() - start:.0f}s", file=sys.stderr)
+    return extractor
+
+
+def evaluate_baseline(data_path: str, lang: str, train_path: str | None = None) -> dict:
+    """Score Ext.TFIDF on a test file; train_path defaults to the language's train split."""
+    train = train_path or data_dir() / "hashtag" / lang / "train.jsonl"
+    extractor = fit(train, lang)
+    posts = list(read_jsonl(data_path))
+    hashtags = [extract_hashtag(extractor, p["text"], lang) for p in posts]
+    predictions = [[tag] if tag else [] for tag in hashtags]  # a post without words: no tag
+    metrics = score(predictions, predictions, [p["hashtags"] for p in posts], lang)
+    return {**metrics, "model": "ext_tfidf"}

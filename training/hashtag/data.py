@@ -1,0 +1,69 @@
+"""Post/hashtag pairs -> padded SegTrm batches.
+
+A pair's target is the word-split hashtag sequence `h1 # h2 # ...` (see text.py) followed by
+[SEP]; the decoder input is the same shifted right behind [S].
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from training.hashtag.model import SegTrmConfig, layout
+from training.hashtag.text import target_words
+from training.hashtag.vocab import PAD, SEP, S, Vocab
+
+
+@dataclass
+class Pair:
+    text: str
+    hashtags: list[str]
+
+
+@dataclass
+class Batch:
+    ids: torch.Tensor  # (B, L) encoder input with [S]/[SEG]
+    segs: torch.Tensor  # (B, L) segment ids
+    y_in: torch.Tensor  # (B, T) [S] y1 .. y_{T-1}
+    y_out: torch.Tensor  # (B, T) y1 .. [SEP], PAD where there is no target
+
+
+def read_pairs(path: str | Path) -> list[Pair]:
+    with open(path, encoding="utf-8") as f:
+        return [Pair(d["text"], d["hashtags"]) for d in map(json.loads, f) if d.get("text")]
+
+
+def pad(rows: list[list[int]]) -> torch.Tensor:
+    width = max(len(r) for r in rows)
+    return torch.tensor([r + [PAD] * (width - len(r)) for r in rows], dtype=torch.long)
+
+
+def encode_sources(texts: list[str], vocab: Vocab, cfg: SegTrmConfig) -> tuple[torch.Tensor, ...]:
+    """Raw texts -> (ids, segs, truncated flags); shared by training and serving."""
+    tokens = [vocab.encode(t) for t in texts]
+    laid = [layout(t, cfg) for t in tokens]
+    truncated = torch.tensor([len(t) > cfg.max_source for t in tokens])
+    return pad([ids for ids, _ in laid]), pad([s for _, s in laid]), truncated
+
+
+def encode_target(hashtags: list[str], vocab: Vocab, cfg: SegTrmConfig, lang: str) -> list[int]:
+    return vocab.encode_words(target_words(hashtags, lang))[: cfg.max_target - 1] + [SEP]
+
+
+def make_batch(pairs: list[Pair], vocab: Vocab, cfg: SegTrmConfig, lang: str) -> Batch:
+    ids, segs, _ = encode_sources([p.text for p in pairs], vocab, cfg)
+    targets = [encode_target(p.hashtags, vocab, cfg, lang) for p in pairs]
+    return Batch(ids, segs, pad([[S] + t[:-1] for t in targets]), pad(targets))
+
+
+def batches(pairs: list[Pair], size: int, rng: random.Random) -> Iterator[list[Pair]]:
+    """Shuffled batches of similar text length (less padding, same randomness per epoch)."""
+    order = sorted(pairs, key=lambda p: len(p.text) + rng.random() * 20)
+    groups = [order[i : i + size] for i in range(0, len(order), size)]
+    rng.shuffle(groups)
+    yield from groups

@@ -1,0 +1,49 @@
+"""Score a hashtag generator on a JSONL test file with the paper's protocol.
+
+    python -m training evaluate hashtag --data FILE.jsonl --lang en|zh [--model PATH]
+
+ROUGE scores the hashtags of the best beam sequence; F1@k pools the hashtags of the top
+`n_best` sequences of a beam of `beam` (paper: beam 20, top 10), best first, de-duplicated.
+Without --model the newest shipped `hashtag_generator` version for the language is used.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from training.hashtag.data import read_pairs
+from training.hashtag.metrics import score
+from training.hashtag.predictor import HashtagPredictor
+from training.paths import REPO_ROOT
+
+REPOSITORY_MODEL = REPO_ROOT / "model_repository" / "hashtag_generator"
+
+
+def shipped_checkpoint(lang: str, repository: Path = REPOSITORY_MODEL) -> Path:
+    """The newest version directory's checkpoint for `lang`."""
+    versions = sorted((int(p.name) for p in repository.glob("[0-9]*") if p.is_dir()), reverse=True)
+    for v in versions:
+        path = repository / str(v) / f"hashtag_{lang}.pt"
+        if path.exists():
+            return path
+    raise SystemExit(f"no shipped hashtag model for {lang!r} under {repository}; pass --model")
+
+
+def evaluate(data: str, lang: str, model: str | None = None, beam: int = 20,
+             n_best: int = 10) -> dict:
+    predictor = HashtagPredictor(model or shipped_checkpoint(lang), threads=2)
+    if predictor.lang != lang:
+        raise SystemExit(f"{model} is a {predictor.lang!r} model, but --lang is {lang!r}")
+    pairs = read_pairs(data)
+    t0, outputs = time.time(), []
+    for i in range(0, len(pairs), 64):
+        chunk = [p.text for p in pairs[i : i + 64]]
+        outputs += predictor.generate(chunk, beam=beam, n_best=n_best)
+        print(f"\r{len(outputs)}/{len(pairs)} posts", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    result = score([o.best for o in outputs], [[w for w, _ in o.ranked] for o in outputs],
+                   [p.hashtags for p in pairs], lang)
+    return {**result, "model": predictor.meta.get("run", str(model)), "beam": beam,
+            "n_best": n_best, "seconds": round(time.time() - t0, 1)}

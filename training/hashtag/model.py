@@ -1,0 +1,316 @@
+"""SegTrm (Mao et al.): a Transformer that attends to fixed-length segments and selects some.
+
+One class covers the paper's model and its comparison models, chosen by `variant`:
+
+    transformer  vanilla encoder-decoder (TransAbs-like): no [SEG], no segment embeddings
+    softbase     SgT encoder ([SEG] every n tokens, segment embeddings, segment-local masks);
+                 the decoder reads every encoder state (SegTrm "w/o SSM")
+    hardbase     SgT encoder; the decoder reads [S] and every [SEG] state
+    soft         SgT + segment selection: top-k [SEG]s *with their segment tokens*
+    hard         SgT + segment selection: top-k [SEG]s only
+
+Encoder input (SgT): [S] [SEG] t1..tn [SEG] tn+1..t2n ... ; each token's embedding is
+token + position + segment. [S] and ordinary tokens attend to the whole text (the paper's
+text and token attention); each [SEG] attends only to its own segment (Eq. 1), so it
+aggregates local meaning. Eq. 1 writes the mask multiplicatively; we mask with -inf, which
+is what "attend only to the segment" needs (a zeroed score still gets weight exp(0)).
+
+Segment selection (Eq. 2): s_i = f(H[S], H[SEG]_i) for one of four similarities; the top k
+are kept in text order and scaled by k * softmax(s over the top k), which leaves them
+unchanged when the scores agree and lets the similarity receive gradient (top-k alone is
+not differentiable).
+
+Decoder: standard pre-LN Transformer decoder that starts from [S] and emits
+`h1 # h2 # ... [SEP]`, so the number of hashtags is learned. Self-attention keys/values
+are cached for incremental decoding (see decode.py). Shapes: B batch, L source length,
+T target length, M decoder memory length, D model width, H heads.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from training.hashtag.vocab import PAD, SEG, S
+
+VARIANTS = ("transformer", "softbase", "hardbase", "soft", "hard")
+SIMILARITIES = ("euclidean", "mahalanobis", "cosine", "manhattan")
+
+
+@dataclass
+class SegTrmConfig:
+    vocab_size: int
+    variant: str = "soft"
+    similarity: str = "manhattan"
+    d_model: int = 256
+    n_heads: int = 4
+    enc_layers: int = 3
+    dec_layers: int = 3
+    d_ff: int = 1024
+    dropout: float = 0.1
+    segment_len: int = 5  # tokens per segment (the paper's Figure 1 uses 5)
+    top_k: int = 3  # selected segments
+    max_source: int = 64  # text tokens, before [S]/[SEG] insertion
+    max_target: int = 32  # hashtag tokens including [SEP]
+
+    def __post_init__(self):
+        if self.variant not in VARIANTS:
+            raise ValueError(f"variant {self.variant!r} not in {VARIANTS}")
+        if self.similarity not in SIMILARITIES:
+            raise ValueError(f"similarity {self.similarity!r} not in {SIMILARITIES}")
+
+    @property
+    def segmented(self) -> bool:
+        return self.variant != "transformer"
+
+    @property
+    def max_segments(self) -> int:
+        return math.ceil(self.max_source / self.segment_len)
+
+    @property
+    def max_positions(self) -> int:
+        return 1 + self.max_source + self.max_segments
+
+
+def layout(tokens: list[int], cfg: SegTrmConfig) -> tuple[list[int], list[int]]:
+    """Text token ids -> (encoder ids, segment ids): [S] [SEG] seg1 [SEG] seg2 ...
+
+    Segment ids are 0 for [S] and i+1 for the i-th segment and its [SEG]. The vanilla
+    Transformer gets [S] + tokens with segment id 0 throughout.
+    """
+    tokens = tokens[: cfg.max_source]
+    if not cfg.segmented:
+        return [S] + tokens, [0] * (len(tokens) + 1)
+    ids, segs = [S], [0]
+    for i in range(0, max(len(tokens), 1), cfg.segment_len):
+        chunk = tokens[i : i + cfg.segment_len]
+        ids += [SEG] + chunk
+        segs += [i // cfg.segment_len + 1] * (len(chunk) + 1)
+    return ids, segs
+
+
+class Attention(nn.Module):
+    """Multi-head attention; `mask` is boolean, True where a query may attend to a key."""
+
+    def __init__(self, cfg: SegTrmConfig):
+        super().__init__()
+        self.h, self.dh = cfg.n_heads, cfg.d_model // cfg.n_heads
+        self.q = nn.Linear(cfg.d_model, cfg.d_model)
+        self.kv = nn.Linear(cfg.d_model, 2 * cfg.d_model)
+        self.out = nn.Linear(cfg.d_model, cfg.d_model)
+
+    def heads(self, x: torch.Tensor) -> torch.Tensor:  # (B, N, D) -> (B, H, N, dh)
+        return x.view(x.shape[0], x.shape[1], self.h, self.dh).transpose(1, 2)
+
+    def keys_values(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        k, v = self.kv(x).chunk(2, dim=-1)
+        return self.heads(k), self.heads(v)
+
+    def attend(self, x: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+               mask: torch.Tensor | None) -> torch.Tensor:
+        q = self.heads(self.q(x))
+        # No dropout on attention weights: on CPU its random masks cost ~10% of a step.
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return self.out(y.transpose(1, 2).reshape(x.shape))
+
+    def forward(self, x: torch.Tensor, memory: torch.Tensor, mask: torch.Tensor | None):
+        k, v = self.keys_values(memory)
+        return self.attend(x, k, v, mask)
+
+
+class FeedForward(nn.Sequential):
+    def __init__(self, cfg: SegTrmConfig):
+        super().__init__(nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(),
+                         nn.Linear(cfg.d_ff, cfg.d_model), nn.Dropout(cfg.dropout))
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, cfg: SegTrmConfig):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
+        self.attn, self.ff = Attention(cfg), FeedForward(cfg)
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        h = self.ln1(x)
+        x = x + self.drop(self.attn(h, h, mask))
+        return x + self.ff(self.ln2(x))
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, cfg: SegTrmConfig):
+        super().__init__()
+        self.ln1, self.ln2, self.ln3 = (nn.LayerNorm(cfg.d_model) for _ in range(3))
+        self.self_attn, self.cross_attn, self.ff = Attention(cfg), Attention(cfg), FeedForward(cfg)
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, y: torch.Tensor, self_kv: tuple[torch.Tensor, torch.Tensor],
+                self_mask: torch.Tensor | None, cross_kv: tuple[torch.Tensor, torch.Tensor],
+                cross_mask: torch.Tensor) -> torch.Tensor:
+        y = y + self.drop(self.self_attn.attend(self.ln1(y), *self_kv, self_mask))
+        y = y + self.drop(self.cross_attn.attend(self.ln2(y), *cross_kv, cross_mask))
+        return y + self.ff(self.ln3(y))
+
+
+class Similarity(nn.Module):
+    """s_i = f(H[S], H[SEG]_i), larger = more similar; distances are negated.
+
+    Scores are scaled to comparable ranges (distances by sqrt(D), Manhattan by D) so the
+    softmax over the top k neither saturates nor flattens just because of the metric.
+    Mahalanobis distance uses a learned matrix W (||W(a-b)||, i.e. covariance^-1 = W^T W),
+    initialised to the identity so it starts as Euclidean.
+    """
+
+    def __init__(self, kind: str, d: int):
+        super().__init__()
+        self.kind, self.d = kind, d
+        if kind == "mahalanobis":
+            self.w = nn.Linear(d, d, bias=False)
+            nn.init.eye_(self.w.weight)
+
+    def forward(self, s: torch.Tensor, segs: torch.Tensor) -> torch.Tensor:
+        """s: (B, D), segs: (B, K, D) -> scores (B, K)."""
+        diff = segs - s[:, None, :]
+        if self.kind == "cosine":
+            return F.cosine_similarity(segs, s[:, None, :], dim=-1) * 4.0
+        if self.kind == "manhattan":
+            return -diff.abs().sum(-1) / math.sqrt(self.d)
+        if self.kind == "mahalanobis":
+            diff = self.w(diff)
+        return -diff.norm(dim=-1)
+
+
+class SegTrm(nn.Module):
+    def __init__(self, cfg: SegTrmConfig):
+        super().__init__()
+        self.cfg = cfg
+        d = cfg.d_model
+        self.tok = nn.Embedding(cfg.vocab_size, d, padding_idx=PAD)
+        self.pos = nn.Embedding(max(cfg.max_positions, cfg.max_target + 1), d)
+        self.seg = nn.Embedding(cfg.max_segments + 1, d) if cfg.segmented else None
+        self.drop = nn.Dropout(cfg.dropout)
+        self.encoder = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.enc_layers))
+        self.enc_ln = nn.LayerNorm(d)
+        self.similarity = Similarity(cfg.similarity, d) if cfg.variant in ("soft", "hard") else None
+        self.decoder = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.dec_layers))
+        self.dec_ln = nn.LayerNorm(d)
+        for name, p in self.named_parameters():
+            if name.endswith("bias"):
+                nn.init.zeros_(p)
+            elif p.dim() == 2 and not name.startswith("similarity"):
+                nn.init.normal_(p, std=0.02)
+
+    # ---- encoder -------------------------------------------------------------------------
+
+    def encoder_mask(self, ids: torch.Tensor, segs: torch.Tensor) -> torch.Tensor:
+        """(B, L) -> (B, 1, L, L): keys must be real tokens; a [SEG] row sees only its segment."""
+        keys = (ids != PAD)[:, None, :]  # (B, 1, L)
+        mask = keys.expand(-1, ids.shape[1], -1)
+        if self.cfg.segmented:
+            same_segment = segs[:, :, None] == segs[:, None, :]
+            is_seg = (ids == SEG)[:, :, None]
+            mask = mask & (~is_seg | same_segment)
+        return mask[:, None]
+
+    def encode(self, ids: torch.Tensor, segs: torch.Tensor) -> torch.Tensor:
+        """ids, segs: (B, L) -> hidden states (B, L, D)."""
+        positions = torch.arange(ids.shape[1], device=ids.device)
+        x = self.tok(ids) + self.pos(positions)[None]
+        if self.seg is not None:
+            x = x + self.seg(segs)
+        x = self.drop(x)
+        mask = self.encoder_mask(ids, segs)
+        for layer in self.encoder:
+            x = layer(x, mask)
+        return self.enc_ln(x)
+
+    # ---- segment selection ---------------------------------------------------------------
+
+    def segment_scores(self, h: torch.Tensor, ids: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """(B, L, D) -> [SEG] positions (B, K), their states (B, K, D), scores (B, K), valid."""
+        n, k_max = self.cfg.segment_len, math.ceil((ids.shape[1] - 1) / (self.cfg.segment_len + 1))
+        pos = 1 + torch.arange(k_max, device=ids.device) * (n + 1)  # fixed layout, see layout()
+        pos = pos[None].expand(ids.shape[0], -1)
+        valid = ids.gather(1, pos) == SEG
+        seg_h = h.gather(1, pos[..., None].expand(-1, -1, h.shape[-1]))
+        scores = self.similarity(h[:, 0], seg_h) if self.similarity is not None else None
+        return pos, seg_h, scores, valid
+
+    def memory(self, h: torch.Tensor, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """What the decoder attends to: (B, M, D) states and (B, M) validity."""
+        v = self.cfg.variant
+        if v in ("transformer", "softbase"):
+            return h, ids != PAD
+        pos, seg_h, scores, valid = self.segment_scores(h, ids)
+        if v == "hardbase":
+            return torch.cat([h[:, :1], seg_h], 1), F.pad(valid, (1, 0), value=True)
+        k = min(self.cfg.top_k, pos.shape[1])
+        top = scores.masked_fill(~valid, float("-inf")).topk(k, dim=1)
+        order = top.indices.argsort(dim=1)  # back to text order
+        chosen = top.indices.gather(1, order)  # (B, k)
+        chosen_valid = valid.gather(1, chosen)
+        weight = torch.softmax(top.values, dim=1).gather(1, order).nan_to_num(0.0) * k
+        if v == "hard":
+            sel = seg_h.gather(1, chosen[..., None].expand(-1, -1, h.shape[-1]))
+            sel = sel * weight[..., None]
+            return torch.cat([h[:, :1], sel], 1), F.pad(chosen_valid, (1, 0), value=True)
+        # soft: each chosen [SEG] with its n segment tokens, in order
+        n = self.cfg.segment_len
+        span = pos.gather(1, chosen)[..., None] + torch.arange(n + 1, device=h.device)  # (B,k,n+1)
+        in_range = span < ids.shape[1]
+        span = span.clamp(max=ids.shape[1] - 1)
+        real = (ids.gather(1, span.flatten(1)) != PAD).view(span.shape)
+        span_valid = real & in_range & chosen_valid[..., None]
+        sel = h.gather(1, span.flatten(1)[..., None].expand(-1, -1, h.shape[-1]))
+        sel = sel * weight.repeat_interleave(n + 1, dim=1)[..., None]
+        return torch.cat([h[:, :1], sel], 1), F.pad(span_valid.flatten(1), (1, 0), value=True)
+
+    # ---- decoder -------------------------------------------------------------------------
+
+    def cross_keys_values(self, memory: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Per decoder layer, the memory's keys/values: computed once per post, reused per step."""
+        return [layer.cross_attn.keys_values(memory) for layer in self.decoder]
+
+    def decode_step(self, y_ids: torch.Tensor, start: int, cache: list | None,
+                    cross_kv: list, memory_valid: torch.Tensor) -> tuple[torch.Tensor, list]:
+        """Decode `y_ids` (B, t) at positions start..start+t-1 given cached self K/V.
+
+        Returns final hidden states (B, t, D) and the extended cache. With start=0 and no
+        cache this is ordinary teacher-forced decoding with a causal mask.
+        """
+        t = y_ids.shape[1]
+        positions = torch.arange(start, start + t, device=y_ids.device)
+        y = self.drop(self.tok(y_ids) + self.pos(positions)[None])
+        causal = None
+        if t > 1:
+            causal = torch.ones(t, start + t, dtype=torch.bool, device=y.device).tril(start)
+        cross_mask = memory_valid[:, None, None, :]
+        new_cache = []
+        for i, layer in enumerate(self.decoder):
+            k, v = layer.self_attn.keys_values(layer.ln1(y))
+            if cache is not None:
+                k, v = torch.cat([cache[i][0], k], 2), torch.cat([cache[i][1], v], 2)
+            new_cache.append((k, v))
+            y = layer(y, (k, v), causal, cross_kv[i], cross_mask)
+        return self.dec_ln(y), new_cache
+
+    def logits(self, h: torch.Tensor) -> torch.Tensor:
+        """Output projection tied to the token embeddings: (..., D) -> (..., V)."""
+        return h @ self.tok.weight.T
+
+    def forward(self, ids: torch.Tensor, segs: torch.Tensor, y_in: torch.Tensor,
+                targets: torch.Tensor, label_smoothing: float = 0.0) -> torch.Tensor:
+        """Teacher-forced loss: source (B, L), decoder input [S] y1.. (B, T), targets (B, T).
+
+        Logits are computed only where there is a target: the vocabulary projection is the
+        largest matrix product in training, and padding would be a third of it.
+        """
+        mem, mem_valid = self.memory(self.encode(ids, segs), ids)
+        h, _ = self.decode_step(y_in, 0, None, self.cross_keys_values(mem), mem_valid)
+        real = targets != PAD
+        return F.cross_entropy(self.logits(h[real]), targets[real],
+                               label_smoothing=label_smoothing)

@@ -1,0 +1,114 @@
+"""The word protocol shared by training targets, decoding and scoring.
+
+Users write hashtags as one token (`BostonStrong`, `yycflood`, `抗击疫情`); the paper's targets
+are word sequences (`boston strong # ...`). Everything that turns a hashtag into words or
+words back into a hashtag lives here, so the model is trained, decoded and scored in exactly
+the same word space.
+
+English hashtags are split where the user's capitals, digits or underscores say a word starts
+and, where the user gave no such mark, with `wordsegment` (web unigram/bigram counts).
+Chinese hashtags are split into characters: no word segmenter has to be trusted and ROUGE on
+characters is the usual choice for Chinese.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache
+
+SEPARATOR = "#"  # the word between two hashtags of a target sequence
+
+_RUNS = re.compile(r"\d+|[^\W\d_]+")  # digit runs and letter runs; '_' and punctuation split
+# One word inside an ASCII letter run: `iPhone`/`eBay`/`iOS` (a lowercase prefix letter),
+# an acronym not followed by a lowercase letter (`NYC` in `NYCMarathon`), or a plain word.
+_CAMEL = re.compile(r"[a-z][A-Z](?:[a-z]+|[A-Z]*(?![a-z]))|[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+# wordsegment's counts predate `covid`, `selfie` or `brexit` and shatter them into fragments
+# (co+vid, self+ie, br+exit). A segmentation is kept only if its one- or two-letter pieces
+# are ordinary English words; otherwise the chunk stays whole.
+_SHORT_WORDS = frozenset(
+    "a i am an as at be by do go he hi if in is it me my no of oh on or so to up us we".split()
+)
+_segment: Callable[[str], list[str]] | None = None  # wordsegment.segment, once loaded
+
+
+def _wordsegment(chunk: str) -> list[str]:
+    """Split an ASCII lowercase chunk (`yycflood`) into words, loading the counts once."""
+    global _segment
+    if _segment is None:
+        import wordsegment
+
+        wordsegment.load()
+        _segment = wordsegment.segment
+    words = _segment(chunk)
+    if any(len(w) <= 2 and w not in _SHORT_WORDS for w in words):
+        return [chunk]
+    return words
+
+
+def _split_letters(run: str) -> list[str]:
+    """Words of one letter run. Capitals the user typed mark word starts and are trusted;
+    a piece whose case says nothing about its inside (all lower case, or the whole run in one
+    case: `Bostonstrong`, `BOSTONSTRONG`) is handed to wordsegment."""
+    if not run.isascii():
+        return [run.lower()]
+    pieces = _CAMEL.findall(run)
+    words = []
+    for piece in pieces:
+        uninformative = piece.islower() or (
+            len(pieces) == 1 and (piece.isupper() or piece.istitle())
+        )
+        words.extend(_wordsegment(piece.lower()) if uninformative else [piece.lower()])
+    return words
+
+
+@lru_cache(maxsize=1 << 18)
+def _split_cached(tag: str, lang: str) -> tuple[str, ...]:
+    if lang == "zh":
+        return tuple(c.lower() for c in tag if not c.isspace() and c != SEPARATOR)
+    words: list[str] = []
+    for run in _RUNS.findall(tag):
+        words.extend([run] if run.isdigit() else _split_letters(run))
+    return tuple(words)
+
+
+def split_hashtag(tag: str, lang: str) -> list[str]:
+    """A hashtag as written (`NYCMarathon`, `covid19`, `抗击疫情`) -> its lower-case words
+    (`nyc marathon`, `covid 19`, `抗 击 疫 情`). Cached: the same hashtags recur a lot."""
+    return list(_split_cached(tag, lang))
+
+
+def target_words(hashtags: list[str], lang: str) -> list[str]:
+    """The paper's target `h1 # h2 # ...` as words; hashtags with no words are left out so
+    that `split_generated` inverts it."""
+    words: list[str] = []
+    for tag in hashtags:
+        tag_words = split_hashtag(tag, lang)
+        if tag_words:
+            words.extend(([SEPARATOR] if words else []) + tag_words)
+    return words
+
+
+def split_generated(words: list[str]) -> list[list[str]]:
+    """A generated word sequence -> its hashtags (lists of words), split on '#' items.
+    Empty hashtags (`# #`, a leading or trailing '#') are dropped."""
+    hashtags: list[list[str]] = [[]]
+    for word in words:
+        if word == SEPARATOR:
+            hashtags.append([])
+        else:
+            hashtags[-1].append(word)
+    return [h for h in hashtags if h]
+
+
+def join_words(words: list[str], lang: str) -> str:
+    """A generated hashtag's words as one hashtag for output: ["boston", "strong"] ->
+    "bostonstrong". Hashtags carry no spaces, and case is not modelled."""
+    tag = "".join(words)
+    return tag.lower() if lang == "en" else tag
+
+
+def normalize_hashtag(tag: str) -> str:
+    """The form in which two hashtags count as the same for F1@k: lower case, no spaces,
+    no '#'."""
+    return "".join(c for c in tag.lower() if not c.isspace() and c != SEPARATOR)

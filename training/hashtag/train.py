@@ -1,0 +1,139 @@
+"""Train a hashtag generator (SegTrm or a comparison model) from a TOML config.
+
+    python -m training train hashtag --config training/configs/hashtag_en.toml \
+        [--variant soft] [--similarity manhattan] [--quick] [--resume]
+
+The config fixes language, sizes and schedule; --variant/--similarity pick the model so all
+comparison models share everything else. Writes runs/hashtag_<lang>_<variant>[_<sim>]/:
+`best.pt` (fp16, best dev ROUGE-1 of greedy output), `last.pt` (for --resume), `log.jsonl`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import sys
+import time
+import tomllib
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+
+from training.hashtag.data import Pair, batches, encode_sources, make_batch, read_pairs
+from training.hashtag.decode import greedy
+from training.hashtag.metrics import score
+from training.hashtag.model import SegTrm, SegTrmConfig
+from training.hashtag.predictor import save_checkpoint
+from training.hashtag.text import split_generated, target_words
+from training.hashtag.vocab import Vocab, build_vocab
+from training.paths import data_dir
+
+
+def run_name(lang: str, variant: str, similarity: str) -> str:
+    name = f"hashtag_{lang}_{variant}"
+    return name + (f"_{similarity}" if variant in ("soft", "hard") else "")
+
+
+def dev_rouge(model: SegTrm, pairs: list[Pair], vocab: Vocab, lang: str) -> dict:
+    """Greedy decoding on dev posts, scored with the evaluation protocol."""
+    model.eval()
+    tops = []
+    for i in range(0, len(pairs), 64):
+        chunk = pairs[i : i + 64]
+        ids, segs, _ = encode_sources([p.text for p in chunk], vocab, model.cfg)
+        tops += [split_generated(vocab.decode_words(t)) for t in greedy(model, ids, segs)]
+    model.train()
+    return score(tops, tops, [p.hashtags for p in pairs], lang)
+
+
+def lr_at(step: int, total: int, peak: float, warmup: float) -> float:
+    """Linear warm-up over the first `warmup` share of steps, then linear decay to peak/32."""
+    w = max(1, int(total * warmup))
+    if step < w:
+        return peak * (step + 1) / w
+    return peak * max(1 / 32, 1 - (step - w) / max(1, total - w))
+
+
+def train(config_path: str, variant: str | None = None, similarity: str | None = None,
+          quick: bool = False, resume: bool = False, out_dir: str | None = None) -> Path:
+    with open(config_path, "rb") as f:
+        cfg = tomllib.load(f)
+    lang, mc, tc = cfg["lang"], dict(cfg["model"]), cfg["train"]
+    mc["variant"] = variant or mc.get("variant", "soft")
+    mc["similarity"] = similarity or mc.get("similarity", "manhattan")
+    name = run_name(lang, mc["variant"], mc["similarity"]) + ("_quick" if quick else "")
+    out = Path(out_dir or "runs") / name
+    out.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(tc.get("threads", 2))
+    torch.manual_seed(tc.get("seed", 1))
+    rng = random.Random(tc.get("seed", 1))
+
+    root = data_dir() / "hashtag" / lang
+    train_pairs, dev = read_pairs(root / "train.jsonl"), read_pairs(root / "dev.jsonl")
+    dev = dev[: tc.get("dev_posts", len(dev))]
+    if quick:
+        train_pairs, dev = train_pairs[:3000], dev[:100]
+    print(f"{name}: building the {lang} vocabulary", file=sys.stderr, flush=True)
+    targets = [" ".join(target_words(p.hashtags, lang)) for p in train_pairs]
+    vocab = build_vocab(lang, [p.text for p in train_pairs] + targets, cfg.get("vocab_size", 8000))
+    model = SegTrm(SegTrmConfig(vocab_size=len(vocab), **mc))
+    opt = torch.optim.AdamW(model.parameters(), lr=tc["lr"], betas=(0.9, 0.999), eps=1e-6,
+                            weight_decay=tc.get("weight_decay", 0.01))
+    epochs = 1 if quick else tc["epochs"]
+    steps_per_epoch = math.ceil(len(train_pairs) / tc["batch_size"])
+    total_steps = epochs * steps_per_epoch
+    start_epoch, best, best_epoch, step_no = 0, -1.0, 0, 0
+    if resume and (out / "last.pt").exists():
+        state = torch.load(out / "last.pt", weights_only=False)
+        vocab = Vocab.from_state(state["vocab"])
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        start_epoch, best, best_epoch = state["epoch"] + 1, state["best"], state["best_epoch"]
+        step_no = start_epoch * steps_per_epoch
+        print(f"resumed after epoch {start_epoch}, best dev ROUGE-1 {best:.4f}", flush=True)
+
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"{name}: {n_params / 1e6:.2f}M parameters, vocab {len(vocab)}, "
+          f"{len(train_pairs)} train / {len(dev)} dev pairs", flush=True)
+    deadline = time.time() + (60 if quick else tc.get("max_minutes", 10**6) * 60)
+    for epoch in range(start_epoch, epochs):
+        t0, total_loss, n = time.time(), 0.0, 0
+        for n, group in enumerate(batches(train_pairs, tc["batch_size"], rng), 1):
+            for g in opt.param_groups:
+                g["lr"] = lr_at(step_no, total_steps, tc["lr"], tc.get("warmup", 0.04))
+            b = make_batch(group, vocab, model.cfg, lang)
+            loss = model(b.ids, b.segs, b.y_in, b.y_out, tc.get("label_smoothing", 0.1))
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), tc.get("clip", 1.0))
+            opt.step()
+            step_no += 1
+            total_loss += loss.item()
+            if n % 50 == 0 or n == steps_per_epoch:
+                print(f"\repoch {epoch + 1}/{epochs} step {n}/{steps_per_epoch} "
+                      f"loss {total_loss / n:.4f}", end="", file=sys.stderr, flush=True)
+            if time.time() > deadline:
+                break
+        print(file=sys.stderr)
+        metrics = dev_rouge(model, dev, vocab, lang)
+        record = {"epoch": epoch + 1, "loss": round(total_loss / max(n, 1), 4), "dev": metrics,
+                  "seconds": round(time.time() - t0, 1)}
+        print(json.dumps(record), flush=True)
+        with open(out / "log.jsonl", "a") as f:
+            f.write(json.dumps(record) + "\n")
+        if metrics["rouge1"] > best:
+            best, best_epoch = metrics["rouge1"], epoch + 1
+            meta = {"config": Path(config_path).name, "run": name, "epoch": epoch + 1,
+                    "dev": metrics}
+            save_checkpoint(out / "best.pt", model, vocab, lang, meta)
+        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": epoch,
+                    "best": best, "best_epoch": best_epoch, "vocab": vocab.to_state(),
+                    "config": asdict(model.cfg)}, out / "last.pt")
+        if time.time() > deadline:
+            print(f"time budget reached after epoch {epoch + 1}", flush=True)
+            break
+    print(f"best dev ROUGE-1 {best:.4f} (epoch {best_epoch}); checkpoint {out / 'best.pt'}",
+          flush=True)
+    return out / "best.pt"
