@@ -69,6 +69,7 @@ class PipelineConfig:
     topics: Topics = field(default_factory=Topics)
     index_prefix: str = "posts"
     pos_model: str = "pos_tagger"
+    hashtag_model: str = "hashtag_generator"  # "" = tag posts without generating hashtags
     max_post_chars: int = MAX_POST_CHARS
     max_raw_bytes: int = MAX_RAW_BYTES
     tag_batch_size: int = 256  # measured: 64 gave 161 tweets/s through the pipeline, 256 gave 232
@@ -96,6 +97,7 @@ class PipelineConfig:
             topics=Topics.with_prefix(e.get("NLP_TOPIC_PREFIX", "")),
             index_prefix=e.get("NLP_INDEX_PREFIX", "posts").lower(),
             pos_model=e.get("NLP_POS_MODEL", "pos_tagger"),
+            hashtag_model=e.get("NLP_HASHTAG_MODEL", "hashtag_generator").strip(),
             max_post_chars=int(e.get("NLP_MAX_POST_CHARS", MAX_POST_CHARS)),
             tag_batch_size=int(e.get("NLP_TAG_BATCH", 256)),
             tag_batch_within=float(e.get("NLP_TAG_WITHIN", 0.2)),

@@ -14,7 +14,7 @@ from google.protobuf.message import DecodeError
 from services import errors
 from services.config import MAX_ID_BYTES
 from services.pb import messages_pb2 as pb
-from services.triton import TagResult
+from services.triton import HashtagResult, TagResult
 
 
 @dataclass(frozen=True)
@@ -70,13 +70,27 @@ def prepare_post(raw: bytes | None, *, max_bytes: int, max_chars: int) -> Prepar
     return truncate_post(post, max_chars)
 
 
+def hashtag_language(post: pb.Post) -> str:
+    """The language the hashtag model is asked for: the post's own, else Weibo -> zh; an
+    empty answer lets the model guess from the script."""
+    if post.lang:
+        return post.lang
+    return "zh" if post.platform == pb.WEIBO else ""
+
+
 def build_tagged_post(
-    prepared: PreparedPost, result: TagResult, model: pb.ModelRef, now: datetime
+    prepared: PreparedPost,
+    result: TagResult,
+    model: pb.ModelRef,
+    now: datetime,
+    hashtags: HashtagResult | None = None,
+    hashtag_model: pb.ModelRef | None = None,
 ) -> pb.TaggedPost:
     """The message for posts.tagged.
 
     ``truncated`` is also set when the model itself tagged only a prefix of the text, so
-    the flag always means "tokens do not cover the original text".
+    the flag always means "tokens do not cover the original text". Generated hashtags go
+    to ``hashtags``; the author's own stay in ``post.user_hashtags``.
     """
     tagged = pb.TaggedPost(
         post=prepared.post,
@@ -84,6 +98,11 @@ def build_tagged_post(
         truncated=prepared.truncated or result.truncated,
         original_length=prepared.original_length,
     )
+    if hashtags is not None:
+        tagged.hashtags.extend(pb.Hashtag(text=t, score=s) for t, s in hashtags.hashtags)
+        tagged.hashtag_status = hashtags.status
+        if hashtag_model is not None:
+            tagged.hashtag_model.CopyFrom(hashtag_model)
     tagged.tokens.extend(
         pb.Token(text=t.text, start=t.start, end=t.end, pos_ptb=t.ptb, pos_ark=t.ark)
         for t in result.tokens

@@ -1,4 +1,4 @@
-"""Async client for the ``pos_tagger`` Triton model (gRPC, ``tritonclient.grpc.aio``).
+"""Async clients for the ``pos_tagger`` and ``hashtag_generator`` Triton models (gRPC aio).
 
 One call sends a whole list of texts as one ``[n, 1]`` BYTES request; Triton's dynamic
 batcher may merge it with other in-flight requests. While Triton is unreachable or the
@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 
 INPUT = "TEXT"
 OUTPUT = "TAGS_JSON"
+LANG_INPUT = "LANG"
+HASHTAGS_OUTPUT = "HASHTAGS_JSON"
 
 #: gRPC statuses that mean "Triton or the model is not available right now".
 TRANSIENT_STATUSES = frozenset(
@@ -70,6 +72,24 @@ class TagBatch:
     model_version: str
 
 
+@dataclass(frozen=True)
+class HashtagResult:
+    """Generated hashtags of one text (best first, log-probabilities) and the outcome:
+    ``status`` is "ok" or "unsupported_language"."""
+
+    hashtags: tuple[tuple[str, float], ...]
+    lang: str
+    status: str
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class HashtagBatch:
+    results: list[HashtagResult]
+    model_name: str
+    model_version: str
+
+
 def is_transient(exc: BaseException) -> bool:
     """True for outages worth waiting for, False for errors about the request."""
     if isinstance(exc, InferenceServerException):
@@ -91,61 +111,94 @@ def parse_tags_json(raw: bytes | str) -> TagResult:
         raise ModelError(f"unexpected {OUTPUT} element: {exc}") from exc
 
 
-def make_inputs(texts: Sequence[str]) -> list[grpcclient.InferInput]:
+def parse_hashtags_json(raw: bytes | str) -> HashtagResult:
+    """Decode one ``HASHTAGS_JSON`` element (see the model's config.pbtxt)."""
+    try:
+        data = json.loads(raw)
+        tags = tuple((str(t), float(score)) for t, score in data["hashtags"])
+        return HashtagResult(tags, str(data["lang"]), str(data["status"]),
+                             bool(data.get("truncated", False)))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ModelError(f"unexpected {HASHTAGS_OUTPUT} element: {exc}") from exc
+
+
+def bytes_input(name: str, values: Sequence[str]) -> grpcclient.InferInput:
     """One BYTES tensor of shape [n, 1], UTF-8 encoded."""
-    arr = np.array([t.encode("utf-8") for t in texts], dtype=np.object_).reshape(-1, 1)
-    tensor = grpcclient.InferInput(INPUT, list(arr.shape), "BYTES")
+    arr = np.array([v.encode("utf-8") for v in values], dtype=np.object_).reshape(-1, 1)
+    tensor = grpcclient.InferInput(name, list(arr.shape), "BYTES")
     tensor.set_data_from_numpy(arr)
-    return [tensor]
+    return tensor
 
 
-class PosTaggerClient:
-    """Tag lists of texts with the POS model. Create it inside the running event loop."""
+def make_inputs(texts: Sequence[str]) -> list[grpcclient.InferInput]:
+    return [bytes_input(INPUT, texts)]
 
-    def __init__(
-        self,
-        url: str,
-        model: str = "pos_tagger",
-        retry: RetryPolicy | None = None,
-        timeout: float = 60.0,
-    ) -> None:
+
+class TritonModelClient:
+    """One Triton model over gRPC: retries outages, raises ModelError for refusals.
+
+    Create it inside the running event loop; subclasses add the typed call."""
+
+    def __init__(self, url: str, model: str, retry: RetryPolicy | None = None,
+                 timeout: float = 60.0) -> None:
         self.url = url
         self.model = model
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
         self._client = grpcaio.InferenceServerClient(url)
 
-    async def tag(self, texts: Sequence[str]) -> TagBatch:
-        """Tag ``texts`` in one request, waiting out Triton outages."""
-        if not texts:
-            return TagBatch([], self.model, "")
+    async def infer(self, inputs: list[grpcclient.InferInput], output: str, n: int):
+        """Run the model, waiting out Triton outages -> (output rows, model name, version)."""
         return await retry_async(
-            lambda: self._infer(texts),
+            lambda: self._infer(inputs, output, n),
             policy=self.retry,
             is_transient=is_transient,
-            what=f"Triton {self.model} at {self.url} ({len(texts)} texts)",
+            what=f"Triton {self.model} at {self.url} ({n} texts)",
             log=log,
         )
 
-    async def _infer(self, texts: Sequence[str]) -> TagBatch:
+    async def _infer(self, inputs: list[grpcclient.InferInput], output: str, n: int):
         try:
-            result = await self._client.infer(
-                self.model, make_inputs(texts), client_timeout=self.timeout
-            )
+            result = await self._client.infer(self.model, inputs, client_timeout=self.timeout)
         except InferenceServerException as exc:
             if is_transient(exc):
                 raise
             raise ModelError(f"{exc.status()}: {exc.message()}") from exc
-        out = result.as_numpy(OUTPUT)
-        if out is None or out.shape[0] != len(texts):
-            raise ModelError(f"{OUTPUT} has shape {getattr(out, 'shape', None)}, "
-                             f"expected ({len(texts)}, 1)")
+        out = result.as_numpy(output)
+        if out is None or out.shape[0] != n:
+            raise ModelError(f"{output} has shape {getattr(out, 'shape', None)}, "
+                             f"expected ({n}, 1)")
         response = result.get_response()
-        return TagBatch(
-            [parse_tags_json(row[0]) for row in out],
-            response.model_name or self.model,
-            response.model_version,
-        )
+        return [row[0] for row in out], response.model_name or self.model, response.model_version
 
     async def close(self) -> None:
         await self._client.close()
+
+
+class PosTaggerClient(TritonModelClient):
+    """Tag lists of texts with the POS model."""
+
+    def __init__(self, url: str, model: str = "pos_tagger", retry: RetryPolicy | None = None,
+                 timeout: float = 60.0) -> None:
+        super().__init__(url, model, retry, timeout)
+
+    async def tag(self, texts: Sequence[str]) -> TagBatch:
+        if not texts:
+            return TagBatch([], self.model, "")
+        rows, name, version = await self.infer(make_inputs(texts), OUTPUT, len(texts))
+        return TagBatch([parse_tags_json(r) for r in rows], name, version)
+
+
+class HashtagClient(TritonModelClient):
+    """Generate hashtags for lists of (text, language) with the hashtag model."""
+
+    def __init__(self, url: str, model: str = "hashtag_generator",
+                 retry: RetryPolicy | None = None, timeout: float = 60.0) -> None:
+        super().__init__(url, model, retry, timeout)
+
+    async def generate(self, texts: Sequence[str], langs: Sequence[str]) -> HashtagBatch:
+        if not texts:
+            return HashtagBatch([], self.model, "")
+        inputs = [bytes_input(INPUT, texts), bytes_input(LANG_INPUT, langs)]
+        rows, name, version = await self.infer(inputs, HASHTAGS_OUTPUT, len(texts))
+        return HashtagBatch([parse_hashtags_json(r) for r in rows], name, version)

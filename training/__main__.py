@@ -4,6 +4,8 @@
     python -m training train hashtag --config training/configs/hashtag_en.toml
         [--variant transformer|softbase|hardbase|soft|hard] [--similarity euclidean|...]
     python -m training evaluate hashtag --data FILE.jsonl --lang en|zh [--model PATH]
+    python -m training baseline hashtag --data FILE.jsonl --lang en|zh
+    python -m training export hashtag --checkpoint runs/hashtag_en_soft_manhattan/best.pt
     python -m training evaluate pos --data FILE.conll --tagset ptb|ark [--model PATH]
     python -m training export pos --checkpoint runs/pos_dcnn/best.pt [--repository model_repository]
     python -m training baseline pos --data FILE.conll --tagset ptb|ark
@@ -44,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="hashtag: sequences pooled for F1@k (paper: 10)")
 
     p_export = sub.add_parser("export", help="publish a checkpoint as a new Triton model version")
-    p_export.add_argument("task", choices=["pos"])
+    p_export.add_argument("task", choices=["pos", "hashtag"])
     p_export.add_argument("--checkpoint", required=True)
     p_export.add_argument("--repository", default=str(REPO_ROOT / "model_repository"))
 
@@ -92,6 +94,10 @@ def main(argv: list[str] | None = None) -> None:
         from training.pos.inspect import inspect
 
         print(json.dumps(inspect(args.model), indent=1))
+    elif args.command == "export" and args.task == "hashtag":
+        from training.hashtag.export import export as export_hashtag
+
+        print(export_hashtag(args.checkpoint, args.repository))
     elif args.command == "export":
         from training.pos.export import export
 

@@ -86,6 +86,7 @@ def post_document(tagged: pb.TaggedPost) -> dict[str, Any]:
         "hashtags": [{"text": h.text.lstrip("#"), "score": h.score} for h in tagged.hashtags],
         "pos_model": _model(tagged.pos_model),
         "hashtag_model": _model(tagged.hashtag_model),
+        "hashtag_status": tagged.hashtag_status or None,
         "processed_at": (
             timestamp_iso(tagged.processed_at) if tagged.HasField("processed_at") else None
         ),

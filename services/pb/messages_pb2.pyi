@@ -86,7 +86,7 @@ class ModelRef(_message.Message):
     def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
 
 class TaggedPost(_message.Message):
-    __slots__ = ("post", "tokens", "pos_model", "hashtags", "hashtag_model", "processed_at", "truncated", "original_length")
+    __slots__ = ("post", "tokens", "pos_model", "hashtags", "hashtag_model", "processed_at", "truncated", "original_length", "hashtag_status")
     POST_FIELD_NUMBER: _ClassVar[int]
     TOKENS_FIELD_NUMBER: _ClassVar[int]
     POS_MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -95,6 +95,7 @@ class TaggedPost(_message.Message):
     PROCESSED_AT_FIELD_NUMBER: _ClassVar[int]
     TRUNCATED_FIELD_NUMBER: _ClassVar[int]
     ORIGINAL_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    HASHTAG_STATUS_FIELD_NUMBER: _ClassVar[int]
     post: Post
     tokens: _containers.RepeatedCompositeFieldContainer[Token]
     pos_model: ModelRef
@@ -103,7 +104,8 @@ class TaggedPost(_message.Message):
     processed_at: _timestamp_pb2.Timestamp
     truncated: bool
     original_length: int
-    def __init__(self, post: _Optional[_Union[Post, _Mapping]] = ..., tokens: _Optional[_Iterable[_Union[Token, _Mapping]]] = ..., pos_model: _Optional[_Union[ModelRef, _Mapping]] = ..., hashtags: _Optional[_Iterable[_Union[Hashtag, _Mapping]]] = ..., hashtag_model: _Optional[_Union[ModelRef, _Mapping]] = ..., processed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., truncated: _Optional[bool] = ..., original_length: _Optional[int] = ...) -> None: ...
+    hashtag_status: str
+    def __init__(self, post: _Optional[_Union[Post, _Mapping]] = ..., tokens: _Optional[_Iterable[_Union[Token, _Mapping]]] = ..., pos_model: _Optional[_Union[ModelRef, _Mapping]] = ..., hashtags: _Optional[_Iterable[_Union[Hashtag, _Mapping]]] = ..., hashtag_model: _Optional[_Union[ModelRef, _Mapping]] = ..., processed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., truncated: _Optional[bool] = ..., original_length: _Optional[int] = ..., hashtag_status: _Optional[str] = ...) -> None: ...
 
 class Article(_message.Message):
     __slots__ = ("id", "source", "lang", "body", "title", "published_at", "required_phrases")

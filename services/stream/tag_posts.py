@@ -1,4 +1,9 @@
-"""Agent ``tag_posts``: posts.raw -> validate -> Triton pos_tagger -> posts.tagged.
+"""Agent ``tag_posts``: posts.raw -> validate -> Triton pos_tagger + hashtag_generator
+-> posts.tagged.
+
+Both models get each sub-batch at the same time (``gather``), so a post costs the slower
+of the two, not their sum. Without a hashtag model configured (``NLP_HASHTAG_MODEL=``),
+posts are tagged only.
 
 Concurrency choice: the agent runs with concurrency 1 and takes up to ``tag_batch_size``
 records (``stream.take_events(n, within=t)``); the batch is split into at most
@@ -30,7 +35,7 @@ from services import errors
 from services.config import PipelineConfig
 from services.dlq import Origin
 from services.pb import messages_pb2 as pb
-from services.posts import PreparedPost, build_tagged_post, prepare_post
+from services.posts import PreparedPost, build_tagged_post, hashtag_language, prepare_post
 from services.stream.batching import (
     Outgoing,
     dlq_record,
@@ -39,7 +44,15 @@ from services.stream.batching import (
     origin_of,
     publish,
 )
-from services.triton import ModelError, PosTaggerClient, TagResult
+from services.triton import (
+    HashtagBatch,
+    HashtagClient,
+    HashtagResult,
+    ModelError,
+    PosTaggerClient,
+    TagBatch,
+    TagResult,
+)
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +73,37 @@ class Tagged:
     item: Item
     result: TagResult
     model: pb.ModelRef
+    hashtags: HashtagResult | None = None
+    hashtag_model: pb.ModelRef | None = None
+
+
+class Models:
+    """The Triton models every post goes through, called concurrently per batch."""
+
+    def __init__(self, tagger: PosTaggerClient, hashtagger: HashtagClient | None) -> None:
+        self.tagger, self.hashtagger = tagger, hashtagger
+
+    async def run(self, items: Sequence[Item]) -> tuple[TagBatch, HashtagBatch | None]:
+        """Tags and hashtags of ``items``; ModelError names the model that refused."""
+        texts = [it.prepared.post.text for it in items]
+        langs = [hashtag_language(it.prepared.post) for it in items]
+
+        async def named(model: str, call):
+            try:
+                return await call
+            except ModelError as exc:
+                raise ModelError(f"{model}: {exc}") from exc
+
+        calls = [named(self.tagger.model, self.tagger.tag(texts))]
+        if self.hashtagger is not None:
+            calls.append(named(self.hashtagger.model, self.hashtagger.generate(texts, langs)))
+        results = await asyncio.gather(*calls)
+        return results[0], (results[1] if len(results) > 1 else None)
+
+    async def close(self) -> None:
+        await self.tagger.close()
+        if self.hashtagger is not None:
+            await self.hashtagger.close()
 
 
 @dataclass(frozen=True)
@@ -94,26 +138,31 @@ def sub_batches(items: Sequence[Item], concurrency: int) -> list[list[Item]]:
     return [list(items[i : i + size]) for i in range(0, len(items), size)]
 
 
-async def tag_chunk(
-    chunk: list[Item], tagger: PosTaggerClient
-) -> tuple[list[Tagged], list[Failed]]:
-    """Tag one chunk; if Triton refuses it, tag item by item to isolate the culprit."""
+async def tag_chunk(chunk: list[Item], models: Models) -> tuple[list[Tagged], list[Failed]]:
+    """Run one chunk through the models; if Triton refuses it, go item by item to isolate
+    the culprit."""
     try:
-        batch = await tagger.tag([it.prepared.post.text for it in chunk])
+        batch, hashtags = await models.run(chunk)
     except ModelError as exc:
         if len(chunk) == 1:
-            return [], [Failed(chunk[0].origin, errors.MODEL_ERROR, f"pos_tagger: {exc}")]
-        log.warning("pos_tagger refused a batch of %d (%s); retrying one by one", len(chunk), exc)
-        parts = await asyncio.gather(*(tag_chunk([it], tagger) for it in chunk))
+            return [], [Failed(chunk[0].origin, errors.MODEL_ERROR, str(exc))]
+        log.warning("a model refused a batch of %d (%s); retrying one by one", len(chunk), exc)
+        parts = await asyncio.gather(*(tag_chunk([it], models) for it in chunk))
         return [t for ok, _ in parts for t in ok], [f for _, bad in parts for f in bad]
     model = pb.ModelRef(name=batch.model_name, version=batch.model_version)
-    return [Tagged(it, res, model) for it, res in zip(chunk, batch.results, strict=True)], []
+    if hashtags is None:
+        return [Tagged(it, res, model) for it, res in zip(chunk, batch.results, strict=True)], []
+    hmodel = pb.ModelRef(name=hashtags.model_name, version=hashtags.model_version)
+    return [
+        Tagged(it, res, model, tags, hmodel)
+        for it, res, tags in zip(chunk, batch.results, hashtags.results, strict=True)
+    ], []
 
 
 async def tag_all(
-    items: Sequence[Item], tagger: PosTaggerClient, concurrency: int
+    items: Sequence[Item], models: Models, concurrency: int
 ) -> tuple[list[Tagged], list[Failed]]:
-    parts = await asyncio.gather(*(tag_chunk(c, tagger) for c in sub_batches(items, concurrency)))
+    parts = await asyncio.gather(*(tag_chunk(c, models) for c in sub_batches(items, concurrency)))
     return [t for ok, _ in parts for t in ok], [f for _, bad in parts for f in bad]
 
 
@@ -125,7 +174,9 @@ def output_records(
         Outgoing(
             out,
             t.item.prepared.post.id.encode("utf-8"),
-            build_tagged_post(t.item.prepared, t.result, t.model, now).SerializeToString(),
+            build_tagged_post(
+                t.item.prepared, t.result, t.model, now, t.hashtags, t.hashtag_model
+            ).SerializeToString(),
         )
         for t in tagged
     ]
@@ -135,7 +186,7 @@ def output_records(
 
 async def handle_batch(
     origins: Sequence[Origin],
-    tagger: PosTaggerClient,
+    models: Models,
     cfg: PipelineConfig,
     out: faust.TopicT,
     dlq: faust.TopicT,
@@ -143,11 +194,11 @@ async def handle_batch(
     """One batch end to end; returns after every output record was delivered."""
     started = time.monotonic()
     items, rejected = split_valid(origins, cfg)
-    tagged, refused = await tag_all(items, tagger, cfg.triton_concurrency)
+    tagged, refused = await tag_all(items, models, cfg.triton_concurrency)
     await publish(output_records(tagged, rejected + refused, out, dlq), cfg.retry, "tag_posts")
     version = tagged[0].model.version if tagged else "-"
     log.info(
-        "tag_posts: %d records -> %d tagged, %d dead-lettered in %.2fs (pos_tagger v%s)",
+        "tag_posts: %d records -> %d tagged, %d dead-lettered in %.2fs (pos model v%s)",
         len(origins), len(tagged), len(rejected) + len(refused),
         time.monotonic() - started, version,
     )
@@ -164,8 +215,11 @@ def register(
 
     @app.agent(source, name="tag_posts")
     async def tag_posts(stream: faust.StreamT) -> None:
-        tagger = PosTaggerClient(
-            cfg.servers.triton_grpc_url, cfg.pos_model, cfg.retry, cfg.triton_timeout
+        url = cfg.servers.triton_grpc_url
+        models = Models(
+            PosTaggerClient(url, cfg.pos_model, cfg.retry, cfg.triton_timeout),
+            HashtagClient(url, cfg.hashtag_model, cfg.retry, cfg.triton_timeout)
+            if cfg.hashtag_model else None,
         )
         try:
             batches = stream.take_events(cfg.tag_batch_size, within=cfg.tag_batch_within)
@@ -173,8 +227,8 @@ def register(
                 origins = [origin_of(e) for e in events]
                 await guarded(
                     events,
-                    lambda origins=origins: handle_batch(origins, tagger, cfg, out, dlq),
+                    lambda origins=origins: handle_batch(origins, models, cfg, out, dlq),
                     dlq, cfg.retry, "tag_posts",
                 )
         finally:
-            await tagger.close()
+            await models.close()

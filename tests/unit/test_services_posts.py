@@ -9,8 +9,8 @@ import pytest
 from services import errors
 from services.config import MAX_ID_BYTES
 from services.pb import messages_pb2 as pb
-from services.posts import build_tagged_post, prepare_post, truncate_post
-from services.triton import TaggedToken, TagResult
+from services.posts import build_tagged_post, hashtag_language, prepare_post, truncate_post
+from services.triton import HashtagResult, TaggedToken, TagResult
 
 LIMITS = {"max_bytes": 2 * 1024 * 1024, "max_chars": 10}
 
@@ -94,3 +94,31 @@ def test_model_side_truncation_sets_the_flag() -> None:
     tagged = build_tagged_post(prepared, TagResult((), truncated=True), pb.ModelRef(),
                                datetime.now(UTC))
     assert tagged.truncated
+
+
+def test_generated_hashtags_are_kept_apart_from_the_authors_own() -> None:
+    prepared = prepare_post(raw_post(user_hashtags=["BostonStrong"]), **LIMITS)
+    generated = HashtagResult((("marathon", -1.5), ("boston", -2.0)), "en", "ok", False)
+    tagged = build_tagged_post(prepared, TagResult((), False), pb.ModelRef(name="pos_tagger"),
+                               datetime(2026, 1, 1, tzinfo=UTC), generated,
+                               pb.ModelRef(name="hashtag_generator", version="2"))
+    assert [(h.text, h.score) for h in tagged.hashtags] == [("marathon", -1.5), ("boston", -2.0)]
+    assert list(tagged.post.user_hashtags) == ["BostonStrong"]
+    assert tagged.hashtag_status == "ok" and tagged.hashtag_model.version == "2"
+
+
+def test_unsupported_language_is_recorded_without_hashtags() -> None:
+    prepared = prepare_post(raw_post(lang="es"), **LIMITS)
+    outcome = HashtagResult((), "es", "unsupported_language", False)
+    tagged = build_tagged_post(prepared, TagResult((), False), pb.ModelRef(),
+                               datetime(2026, 1, 1, tzinfo=UTC), outcome, pb.ModelRef())
+    assert not tagged.hashtags and tagged.hashtag_status == "unsupported_language"
+
+
+@pytest.mark.parametrize(
+    ("fields", "lang"),
+    [({"lang": "en"}, "en"), ({"platform": pb.WEIBO}, "zh"), ({}, ""),
+     ({"platform": pb.WEIBO, "lang": "en"}, "en")],
+)
+def test_hashtag_language_is_the_posts_else_weibo_means_chinese(fields, lang) -> None:
+    assert hashtag_language(pb.Post.FromString(raw_post(**fields))) == lang

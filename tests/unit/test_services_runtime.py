@@ -19,7 +19,7 @@ from services.pb import messages_pb2 as pb
 from services.retry import RetryGaveUp, retry_async
 from services.stream.batching import guarded
 from services.stream.tag_posts import Item, split_valid, sub_batches
-from services.triton import ModelError, is_transient, parse_tags_json
+from services.triton import ModelError, is_transient, parse_hashtags_json, parse_tags_json
 
 FAST = RetryPolicy(initial=0.001, factor=2.0, max_delay=0.01, max_wait=0.2)
 
@@ -70,6 +70,14 @@ def test_parse_tags_json() -> None:
     assert res.tokens[0].text == "hi" and res.tokens[0].ark == "!" and not res.truncated
     with pytest.raises(ModelError):
         parse_tags_json(b'{"tokens": [["hi"]]}')
+
+
+def test_parse_hashtags_json() -> None:
+    res = parse_hashtags_json(
+        '{"hashtags": [["大选", -0.5]], "lang": "zh", "status": "ok", "truncated": true}')
+    assert res.hashtags == (("大选", -0.5),) and res.status == "ok" and res.truncated
+    with pytest.raises(ModelError):
+        parse_hashtags_json(b'{"hashtags": [["x", -1]]}')  # no status
 
 
 def test_bulk_classification() -> None:

@@ -7,7 +7,6 @@ fp32: CPU fp16 matmuls are slow).
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -27,8 +26,8 @@ class Generated:
     """One post's output: the best sequence's hashtags and a ranked, de-duplicated list."""
 
     best: list[list[str]]  # hashtags of the top sequence, each a list of words
-    # Hashtags of all n-best sequences in sequence rank order, each with the probability of
-    # the first (highest-ranked) sequence that contains it.
+    # Hashtags of all n-best sequences in sequence rank order, each with the log-probability
+    # of the first (highest-ranked) sequence that contains it.
     ranked: list[tuple[list[str], float]]
     truncated: bool
     lang: str
@@ -73,11 +72,10 @@ class HashtagPredictor:
             tags = split_generated(self.vocab.decode_words(h.tokens))
             if rank == 0:
                 best = _unique(tags)
-            prob = math.exp(h.logprob)
             for words in tags:
                 key = normalize_hashtag("".join(words))
                 if key and key not in seen:
-                    seen[key] = (words, prob)
+                    seen[key] = (words, h.logprob)
         return Generated(best, list(seen.values()), truncated, self.lang)
 
 

@@ -1,0 +1,64 @@
+"""Hashtags for a batch of (text, language) pairs: the logic the Triton model wraps.
+
+Kept out of model.py (the Triton entry point) so the benchmark's in-process path and the
+served path run exactly the same code. A post is routed to the model of its language;
+an empty language is guessed from the script (mostly CJK -> zh, else en); any other
+language gets status "unsupported_language" and no hashtags rather than English guesses.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from training.hashtag.predictor import HashtagPredictor
+
+LANGUAGES = ("en", "zh")
+MAX_TEXT_CHARS = 20_000  # cut before tokenizing; the model reads far fewer tokens anyway
+
+
+def _is_cjk(c: str) -> bool:
+    return "\u4e00" <= c <= "\u9fff" or "\u3400" <= c <= "\u4dbf"
+
+
+def resolve_language(lang: str, text: str) -> str:
+    """'zh-Hans' -> 'zh', 'EN' -> 'en', '' -> guessed from the text's script."""
+    base = lang.strip().lower().replace("_", "-").split("-")[0]
+    if base:
+        return base
+    letters = [c for c in text if c.isalpha()]
+    cjk = sum(_is_cjk(c) for c in letters)
+    return "zh" if letters and cjk / len(letters) >= 0.3 else "en"
+
+
+class HashtagService:
+    """Predictors per language, loaded from `hashtag_<lang>.pt` files in one directory."""
+
+    def __init__(self, directory: str | Path, beam: int = 4, n_best: int = 1):
+        self.beam, self.n_best = beam, n_best
+        self.predictors = {
+            lang: HashtagPredictor(path)
+            for lang in LANGUAGES
+            if (path := Path(directory) / f"hashtag_{lang}.pt").exists()
+        }
+        if not self.predictors:
+            raise FileNotFoundError(f"no hashtag_en.pt or hashtag_zh.pt in {directory}")
+
+    def generate(self, texts: list[str], langs: list[str]) -> list[dict]:
+        """One result dict per text: hashtags [(tag, log_prob)], lang, status, truncated."""
+        results: list[dict] = [{} for _ in texts]
+        by_lang: dict[str, list[int]] = {}
+        for i, (text, lang) in enumerate(zip(texts, langs, strict=True)):
+            resolved = resolve_language(lang, text)
+            if resolved in self.predictors:
+                by_lang.setdefault(resolved, []).append(i)
+            else:
+                results[i] = {"hashtags": [], "lang": resolved, "status": "unsupported_language",
+                              "truncated": False}
+        for lang, idx in by_lang.items():
+            cut = [texts[i][:MAX_TEXT_CHARS] for i in idx]
+            outputs = self.predictors[lang].generate(cut, beam=self.beam, n_best=self.n_best)
+            for i, short, out in zip(idx, cut, outputs, strict=True):
+                results[i] = {"hashtags": [[t, round(s, 4)] for t, s in out.hashtags()],
+                              "lang": lang, "status": "ok",
+                              "truncated": out.truncated or len(short) < len(texts[i])}
+        return results
