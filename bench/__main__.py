@@ -1,6 +1,7 @@
 """Benchmarks: each prints one JSON object, comparing serving paths measured in one run.
 
     python -m bench pos [--tweets 2000] [--skip-pipeline]
+    python -m bench hashtag [--posts 1000] [--beam 4] [--skip-pipeline]
 """
 
 from __future__ import annotations
@@ -16,11 +17,19 @@ def main() -> None:
     p_pos = sub.add_parser("pos", help="POS tagger: in process vs Triton vs pipeline vs naive")
     p_pos.add_argument("--tweets", type=int, default=2000)
     p_pos.add_argument("--skip-pipeline", action="store_true", help="only (a) and (b)")
+    p_tag = sub.add_parser("hashtag", help="POS + hashtags: in process vs Triton vs pipeline")
+    p_tag.add_argument("--posts", type=int, default=1000)
+    p_tag.add_argument("--beam", type=int, default=4, help="serving beam (Triton config: 4)")
+    p_tag.add_argument("--skip-pipeline", action="store_true", help="only in process and Triton")
     args = parser.parse_args()
     if args.which == "pos":
         from bench.pos import run
 
         print(json.dumps(run(args.tweets, args.skip_pipeline), indent=2))
+    elif args.which == "hashtag":
+        from bench.hashtag import run as run_hashtag
+
+        print(json.dumps(run_hashtag(args.posts, args.skip_pipeline, args.beam), indent=2))
 
 
 if __name__ == "__main__":

@@ -59,15 +59,19 @@ def _wait_all(es, index: str, ids: list[str], worker: subprocess.Popen, timeout:
     return time.perf_counter()
 
 
-def bench_pipeline(texts: list[str], settings: Settings, naive: bool, timeout: float = 900) -> dict:
-    """Tweets per second through Kafka -> Faust -> Triton -> Kafka -> Faust -> Elasticsearch."""
+def bench_pipeline(texts: list[str], settings: Settings, naive: bool, hashtags: bool = False,
+                   timeout: float = 900) -> dict:
+    """Tweets per second through Kafka -> Faust -> Triton -> Kafka -> Faust -> Elasticsearch.
+
+    With ``hashtags`` the worker calls the POS tagger and the hashtag generator for every
+    post (the default deployment); without, only the POS tagger (NLP_HASHTAG_MODEL="")."""
     from services.config import PipelineConfig
     from services.es.bulk import make_client
     from services.kafka_topics import ensure_topics
 
     run = f"bench-{'naive' if naive else 'batched'}-{uuid.uuid4().hex[:6]}"
     env = dict(os.environ, NLP_TOPIC_PREFIX=f"{run}.", NLP_INDEX_PREFIX=run, NLP_APP_ID=run,
-               NLP_STREAM_WEB_PORT="0")
+               NLP_STREAM_WEB_PORT="0", NLP_HASHTAG_MODEL="hashtag_generator" if hashtags else "")
     if naive:
         env.update(NLP_TAG_BATCH="1", NLP_TRITON_CONCURRENCY="1")
     cfg = PipelineConfig.from_env(env)

@@ -119,13 +119,13 @@ def run(n_tweets: int, skip_pipeline: bool) -> dict:
     return result
 
 
-def _reload_model(settings) -> None:
-    """Unload and load pos_tagger, so every path starts with the same cold token cache."""
+def _reload_model(settings, model: str = "pos_tagger") -> None:
+    """Unload and load a model, so every path starts with the same cold caches."""
     import tritonclient.http as httpclient
 
     client = httpclient.InferenceServerClient(settings.triton_http_url)
-    client.unload_model("pos_tagger")
-    client.load_model("pos_tagger")
+    client.unload_model(model)
+    client.load_model(model)
 
 
 def _cores() -> int:

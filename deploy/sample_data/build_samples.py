@@ -1,4 +1,5 @@
-"""Build ``tweets.jsonl``, the demo/test feed, from the ARK-Twitter POS data.
+"""Build the demo/test feeds: ``tweets.jsonl`` from the ARK-Twitter POS data and
+``weibo.jsonl`` (Chinese posts) from the Weibo rumour set in the hashtag test split.
 
     python deploy/sample_data/build_samples.py   # or: python -m deploy.sample_data.build_samples
 
@@ -21,6 +22,9 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).with_name("tweets.jsonl")
+WEIBO_OUT = Path(__file__).with_name("weibo.jsonl")
+WEIBO_SOURCE = "ww-rm/weibo-rmdt"  # GPL-3.0 repository; see ATTRIBUTION.md
+WEIBO_POSTS = 200
 
 OCT27_SPLITS = ("train", "dev", "test")
 OCT27_DAY = datetime(2010, 10, 27, tzinfo=UTC)
@@ -100,13 +104,39 @@ def daily547_posts(root: Path) -> list[dict[str, object]]:
     ]
 
 
-def main() -> None:
-    root = data_dir()
-    posts = oct27_posts(root) + daily547_posts(root)
-    with OUT.open("w", encoding="utf-8") as fh:
+def weibo_posts(root: Path) -> list[dict[str, object]]:
+    """The first WEIBO_POSTS rumour-set posts of the Chinese hashtag test split. Their
+    topics (#...#) become ``user_hashtags``: the author wrote them, the generator did not."""
+    rows = [json.loads(line) for line in
+            (root / "hashtag" / "zh" / "test.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [r for r in rows if r["source"] == WEIBO_SOURCE][:WEIBO_POSTS]
+    return [
+        {
+            "id": f"weibo-rmdt-{r['orig_id']}",
+            "platform": "weibo",
+            "lang": "zh",
+            "text": r["text"],
+            "author": "",
+            "created_at": datetime.strptime(r["time"], "%Y-%m-%d %H:%M:%S")
+            .replace(tzinfo=UTC).isoformat().replace("+00:00", "Z"),
+            "attributes": {"source": WEIBO_SOURCE, "license": "GPL-3.0 (source repository)"},
+            "user_hashtags": r["hashtags"],
+        }
+        for r in rows
+    ]
+
+
+def write(path: Path, posts: list[dict[str, object]]) -> None:
+    with path.open("w", encoding="utf-8") as fh:
         for p in posts:
             fh.write(json.dumps(p, ensure_ascii=False) + "\n")
-    print(f"wrote {len(posts)} posts to {OUT}")
+    print(f"wrote {len(posts)} posts to {path}")
+
+
+def main() -> None:
+    root = data_dir()
+    write(OUT, oct27_posts(root) + daily547_posts(root))
+    write(WEIBO_OUT, weibo_posts(root))
 
 
 if __name__ == "__main__":

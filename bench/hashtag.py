@@ -1,0 +1,110 @@
+"""Posts per second with generated hashtags, five ways, measured in one run.
+
+    python -m bench hashtag [--posts 1000] [--skip-pipeline]
+
+(a) in_process_hashtags  the hashtag generator alone in this process, batched, serving beam
+(b) in_process           POS tagger + hashtag generator in this process, batched: the
+                         ceiling of the tagging pipeline, which runs both for every post
+(c) triton               both models through Triton over gRPC, concurrently, batched
+(d) pipeline             Kafka -> Faust (both models) -> Kafka -> Faust -> Elasticsearch,
+                         first message produced until the last one is searchable
+(e) naive                the same pipeline with one message per Triton request
+
+In-process paths use both cores (torch threads = 2); Triton gives each model one thread and
+runs the two models side by side. Texts are the English demo tweets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from bench.pos import _cores, _reload_model, _stack_memory, load_texts, warmup_texts
+
+MODELS = ("pos_tagger", "hashtag_generator")
+
+
+def _rate(n: int, seconds: float) -> dict:
+    return {"posts": n, "seconds": round(seconds, 3), "posts_per_s": round(n / seconds, 1)}
+
+
+def bench_in_process(texts: list[str], with_pos: bool, beam: int) -> dict:
+    import torch
+
+    from training.hashtag.evaluate import shipped_checkpoint
+    from training.hashtag.serving import HashtagService
+    from training.pos.evaluate import shipped_checkpoint as pos_checkpoint
+    from training.pos.predictor import PosPredictor
+
+    torch.set_num_threads(2)
+    service = HashtagService(shipped_checkpoint("en").parent, beam=beam)
+    tagger = PosPredictor(pos_checkpoint()) if with_pos else None
+    warm = warmup_texts()
+    service.generate(warm, ["en"] * len(warm))
+    if tagger:
+        tagger.tag_texts(warm)
+    began = time.perf_counter()
+    for i in range(0, len(texts), 64):
+        chunk = texts[i : i + 64]
+        if tagger:
+            tagger.tag_texts(chunk)
+        service.generate(chunk, ["en"] * len(chunk))
+    return {**_rate(len(texts), time.perf_counter() - began), "beam": beam,
+            "models": list(MODELS) if with_pos else ["hashtag_generator"]}
+
+
+async def _triton_run(texts: list[str], url: str, batch: int, in_flight: int) -> float:
+    from services.triton import HashtagClient, PosTaggerClient
+
+    tagger, hashtagger = PosTaggerClient(url), HashtagClient(url)
+    gate = asyncio.Semaphore(in_flight)
+
+    async def both(chunk: list[str]) -> None:
+        async with gate:
+            await asyncio.gather(tagger.tag(chunk), hashtagger.generate(chunk, ["en"] * len(chunk)))
+
+    await both(warmup_texts()[:batch])
+    began = time.perf_counter()
+    await asyncio.gather(*(both(texts[i : i + batch]) for i in range(0, len(texts), batch)))
+    seconds = time.perf_counter() - began
+    await tagger.close()
+    await hashtagger.close()
+    return seconds
+
+
+def run(n_posts: int, skip_pipeline: bool, beam: int = 4) -> dict:
+    from deploy.settings import Settings
+    from deploy.stack import servers
+
+    settings = Settings.from_env()
+    texts = load_texts(n_posts)
+    result: dict = {"benchmark": "hashtag", "machine_cores": _cores(), "beam": beam}
+    result["in_process_hashtags"] = bench_in_process(texts, with_pos=False, beam=beam)
+    result["in_process"] = bench_in_process(texts, with_pos=True, beam=beam)
+    for srv in servers(["triton"], settings):
+        srv.start(timeout=300)
+    for model in MODELS:
+        _reload_model(settings, model)
+    url = f"{settings.host}:{settings.triton_grpc_port}"
+    seconds = asyncio.run(_triton_run(texts, url, batch=64, in_flight=4))
+    result["triton"] = {**_rate(len(texts), seconds), "batch": 64, "in_flight": 4}
+    ceiling = result["in_process"]["posts_per_s"]
+    result["ratios"] = {"triton_vs_in_process": round(result["triton"]["posts_per_s"] / ceiling, 3)}
+    if not skip_pipeline:
+        from bench.pipeline import bench_pipeline
+
+        for srv in servers(None, settings):
+            srv.start(timeout=300)
+        for model in MODELS:
+            _reload_model(settings, model)
+        pipe = bench_pipeline(texts, settings, naive=False, hashtags=True)
+        naive = bench_pipeline(texts[: max(100, n_posts // 5)], settings, naive=True, hashtags=True)
+        result["pipeline"] = {**_rate(pipe["tweets"], pipe["seconds"]),
+                              "worker_log": pipe["worker_log"]}
+        result["naive"] = {**_rate(naive["tweets"], naive["seconds"]),
+                           "worker_log": naive["worker_log"]}
+        rate = result["pipeline"]["posts_per_s"]
+        result["ratios"]["pipeline_vs_in_process"] = round(rate / ceiling, 3)
+        result["ratios"]["pipeline_vs_naive"] = round(rate / result["naive"]["posts_per_s"], 2)
+        result["memory"] = _stack_memory(settings, pipe["worker_rss_mib"])
+    return result
