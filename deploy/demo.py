@@ -1,13 +1,15 @@
-"""The demo: real servers, real tweets through the whole pipeline, then searches.
+"""The demo: real servers, real posts through the whole pipeline, then searches.
 
     python -m deploy.demo [--limit N]
 
 1. starts Kafka, Elasticsearch and Triton (or reuses running ones: `up` is idempotent),
 2. starts the Faust worker (`python -m services.stream worker`) in the background,
-3. replays the sample feed (deploy/sample_data/tweets.jsonl, 2,374 ARK-Twitter tweets,
-   CC BY 3.0) onto `posts.raw` with the replay producer,
-4. waits until every tweet is searchable in Elasticsearch, printing progress,
-5. runs a few searches with the search CLI (POS filters, full text, user hashtags),
+3. replays the sample feeds onto `posts.raw` with the replay producer:
+   deploy/sample_data/tweets.jsonl (2,374 ARK-Twitter tweets, CC BY 3.0) and
+   deploy/sample_data/weibo.jsonl (200 Weibo posts, see ATTRIBUTION.md),
+4. waits until every post is searchable in Elasticsearch, printing progress,
+5. runs a few searches with the search CLI (POS filters, full text, user hashtags,
+   generated hashtags in English and Chinese),
 6. stops the worker and leaves the servers running for your own searches
    (`python -m services.search --help`; stop them with `python -m deploy.local down`).
 """
@@ -25,12 +27,14 @@ from deploy.process import stop_child
 from deploy.settings import REPO_ROOT, Settings
 from deploy.stack import servers, status
 
-SAMPLE = REPO_ROOT / "deploy" / "sample_data" / "tweets.jsonl"
+FEEDS = [REPO_ROOT / "deploy" / "sample_data" / name for name in ("tweets.jsonl", "weibo.jsonl")]
 SEARCHES = [
     ["--tag", "NNP:lakers", "--size", "3"],
     ["--ark-tag", "^:miami", "--ark", "--size", "3"],
     ["halloween", "--size", "3"],
     ["--user-hashtag", "prayforindonesia", "--size", "2"],
+    ["--top-hashtags", "--since", "2010-10-27", "--until", "2010-10-28", "--size", "8"],
+    ["--platform", "weibo", "--size", "3"],
 ]
 
 
@@ -65,7 +69,7 @@ def wait_indexed(ids: list[str], worker: subprocess.Popen, log_path: Path, timeo
             print(f"\r  waiting for the first documents ({type(exc).__name__})", end="")
         else:
             rate = found / max(time.monotonic() - began, 1e-9)
-            print(f"\r  indexed {found}/{len(ids)} ({rate:.0f} tweets/s)   ", end="", flush=True)
+            print(f"\r  indexed {found}/{len(ids)} ({rate:.0f} posts/s)   ", end="", flush=True)
             if found >= len(ids):
                 break
         time.sleep(1.0)
@@ -79,7 +83,7 @@ def main() -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--limit", type=int, default=0, help="replay only the first N tweets")
+    parser.add_argument("--limit", type=int, default=0, help="replay only the first N of each feed")
     parser.add_argument("--timeout", type=float, default=600, help="seconds to wait for indexing")
     args = parser.parse_args()
     settings = Settings.from_env()
@@ -95,28 +99,22 @@ def main() -> None:
     worker, log_path = start_worker(settings)
     print(f"  pid {worker.pid}, log {log_path}")
     try:
-        lines = [json.loads(x) for x in SAMPLE.read_text().splitlines() if x.strip()]
-        if args.limit:
-            lines = lines[: args.limit]
-        banner(f"3. replaying {len(lines)} real tweets (ARK-Twitter, CC BY 3.0) onto posts.raw")
-        producer = [
-            sys.executable,
-            "-m",
-            "services.producer",
-            "--file",
-            str(SAMPLE),
-            "--topic",
-            "posts.raw",
-            "--limit",
-            str(len(lines)),
-        ]
-        subprocess.run(producer, cwd=REPO_ROOT, check=True)
+        lines = []
+        banner("3. replaying real posts onto posts.raw (tweets: ARK-Twitter, CC BY 3.0; "
+               "Weibo: rumour set, GPL-3.0)")
+        for feed in FEEDS:
+            feed_lines = [json.loads(x) for x in feed.read_text().splitlines() if x.strip()]
+            feed_lines = feed_lines[: args.limit or None]
+            lines += feed_lines
+            producer = [sys.executable, "-m", "services.producer", "--file", str(feed),
+                        "--topic", "posts.raw", "--limit", str(len(feed_lines))]
+            subprocess.run(producer, cwd=REPO_ROOT, check=True)
 
-        banner("4. waiting until every tweet is searchable in Elasticsearch")
+        banner("4. waiting until every post is tagged, given hashtags and searchable")
         began = time.monotonic()
         found = wait_indexed([x["id"] for x in lines], worker, log_path, args.timeout)
         print(
-            f"  {found} of {len(lines)} tweets tagged and indexed "
+            f"  {found} of {len(lines)} posts tagged and indexed "
             f"in {time.monotonic() - began:.0f}s"
         )
 
@@ -135,7 +133,7 @@ def main() -> None:
         "`python -m deploy.local down`."
     )
     if found < len(lines):
-        raise SystemExit(f"only {found} of {len(lines)} tweets were indexed; see {log_path}")
+        raise SystemExit(f"only {found} of {len(lines)} posts were indexed; see {log_path}")
 
 
 if __name__ == "__main__":

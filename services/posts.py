@@ -78,9 +78,16 @@ def hashtag_language(post: pb.Post) -> str:
     return "zh" if post.platform == pb.WEIBO else ""
 
 
+def pos_applies(post: pb.Post) -> bool:
+    """The POS tagger is an English Twitter model: other languages get no tokens rather
+    than English tags on, say, Chinese characters. Unknown language counts as English
+    unless the post is from Weibo."""
+    return hashtag_language(post).split("-")[0].lower() in ("en", "")
+
+
 def build_tagged_post(
     prepared: PreparedPost,
-    result: TagResult,
+    result: TagResult | None,
     model: pb.ModelRef,
     now: datetime,
     hashtags: HashtagResult | None = None,
@@ -89,15 +96,17 @@ def build_tagged_post(
     """The message for posts.tagged.
 
     ``truncated`` is also set when the model itself tagged only a prefix of the text, so
-    the flag always means "tokens do not cover the original text". Generated hashtags go
-    to ``hashtags``; the author's own stay in ``post.user_hashtags``.
+    the flag always means "tokens do not cover the original text". ``result`` None means
+    the POS tagger did not apply (no tokens, no pos_model). Generated hashtags go to
+    ``hashtags``; the author's own stay in ``post.user_hashtags``.
     """
     tagged = pb.TaggedPost(
         post=prepared.post,
-        pos_model=model,
-        truncated=prepared.truncated or result.truncated,
+        truncated=prepared.truncated or (result is not None and result.truncated),
         original_length=prepared.original_length,
     )
+    if result is not None:
+        tagged.pos_model.CopyFrom(model)
     if hashtags is not None:
         tagged.hashtags.extend(pb.Hashtag(text=t, score=s) for t, s in hashtags.hashtags)
         tagged.hashtag_status = hashtags.status
@@ -105,7 +114,7 @@ def build_tagged_post(
             tagged.hashtag_model.CopyFrom(hashtag_model)
     tagged.tokens.extend(
         pb.Token(text=t.text, start=t.start, end=t.end, pos_ptb=t.ptb, pos_ark=t.ark)
-        for t in result.tokens
+        for t in (result.tokens if result is not None else ())
     )
     tagged.processed_at.FromDatetime(now)
     return tagged

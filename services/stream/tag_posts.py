@@ -35,7 +35,13 @@ from services import errors
 from services.config import PipelineConfig
 from services.dlq import Origin
 from services.pb import messages_pb2 as pb
-from services.posts import PreparedPost, build_tagged_post, hashtag_language, prepare_post
+from services.posts import (
+    PreparedPost,
+    build_tagged_post,
+    hashtag_language,
+    pos_applies,
+    prepare_post,
+)
 from services.stream.batching import (
     Outgoing,
     dlq_record,
@@ -71,7 +77,7 @@ class Item:
 @dataclass(frozen=True)
 class Tagged:
     item: Item
-    result: TagResult
+    result: TagResult | None  # None: the POS tagger does not apply to this post
     model: pb.ModelRef
     hashtags: HashtagResult | None = None
     hashtag_model: pb.ModelRef | None = None
@@ -83,10 +89,15 @@ class Models:
     def __init__(self, tagger: PosTaggerClient, hashtagger: HashtagClient | None) -> None:
         self.tagger, self.hashtagger = tagger, hashtagger
 
-    async def run(self, items: Sequence[Item]) -> tuple[TagBatch, HashtagBatch | None]:
-        """Tags and hashtags of ``items``; ModelError names the model that refused."""
+    async def run(
+        self, items: Sequence[Item]
+    ) -> tuple[list[TagResult | None], pb.ModelRef, HashtagBatch | None]:
+        """Tags and hashtags of ``items``; ModelError names the model that refused.
+
+        Posts the POS tagger does not apply to (see ``pos_applies``) get no tokens."""
         texts = [it.prepared.post.text for it in items]
         langs = [hashtag_language(it.prepared.post) for it in items]
+        tagged = [i for i, it in enumerate(items) if pos_applies(it.prepared.post)]
 
         async def named(model: str, call):
             try:
@@ -94,11 +105,16 @@ class Models:
             except ModelError as exc:
                 raise ModelError(f"{model}: {exc}") from exc
 
-        calls = [named(self.tagger.model, self.tagger.tag(texts))]
+        calls = [named(self.tagger.model, self.tagger.tag([texts[i] for i in tagged]))]
         if self.hashtagger is not None:
             calls.append(named(self.hashtagger.model, self.hashtagger.generate(texts, langs)))
         results = await asyncio.gather(*calls)
-        return results[0], (results[1] if len(results) > 1 else None)
+        batch: TagBatch = results[0]
+        pos: list[TagResult | None] = [None] * len(items)
+        for i, result in zip(tagged, batch.results, strict=True):
+            pos[i] = result
+        model = pb.ModelRef(name=batch.model_name, version=batch.model_version)
+        return pos, model, (results[1] if len(results) > 1 else None)
 
     async def close(self) -> None:
         await self.tagger.close()
@@ -142,20 +158,19 @@ async def tag_chunk(chunk: list[Item], models: Models) -> tuple[list[Tagged], li
     """Run one chunk through the models; if Triton refuses it, go item by item to isolate
     the culprit."""
     try:
-        batch, hashtags = await models.run(chunk)
+        pos, model, hashtags = await models.run(chunk)
     except ModelError as exc:
         if len(chunk) == 1:
             return [], [Failed(chunk[0].origin, errors.MODEL_ERROR, str(exc))]
         log.warning("a model refused a batch of %d (%s); retrying one by one", len(chunk), exc)
         parts = await asyncio.gather(*(tag_chunk([it], models) for it in chunk))
         return [t for ok, _ in parts for t in ok], [f for _, bad in parts for f in bad]
-    model = pb.ModelRef(name=batch.model_name, version=batch.model_version)
     if hashtags is None:
-        return [Tagged(it, res, model) for it, res in zip(chunk, batch.results, strict=True)], []
+        return [Tagged(it, res, model) for it, res in zip(chunk, pos, strict=True)], []
     hmodel = pb.ModelRef(name=hashtags.model_name, version=hashtags.model_version)
     return [
         Tagged(it, res, model, tags, hmodel)
-        for it, res, tags in zip(chunk, batch.results, hashtags.results, strict=True)
+        for it, res, tags in zip(chunk, pos, hashtags.results, strict=True)
     ], []
 
 

@@ -9,7 +9,13 @@ import pytest
 from services import errors
 from services.config import MAX_ID_BYTES
 from services.pb import messages_pb2 as pb
-from services.posts import build_tagged_post, hashtag_language, prepare_post, truncate_post
+from services.posts import (
+    build_tagged_post,
+    hashtag_language,
+    pos_applies,
+    prepare_post,
+    truncate_post,
+)
 from services.triton import HashtagResult, TaggedToken, TagResult
 
 LIMITS = {"max_bytes": 2 * 1024 * 1024, "max_chars": 10}
@@ -122,3 +128,14 @@ def test_unsupported_language_is_recorded_without_hashtags() -> None:
 )
 def test_hashtag_language_is_the_posts_else_weibo_means_chinese(fields, lang) -> None:
     assert hashtag_language(pb.Post.FromString(raw_post(**fields))) == lang
+
+
+def test_the_english_pos_tagger_skips_posts_in_other_languages() -> None:
+    assert pos_applies(pb.Post(platform=pb.TWITTER, lang="en-US"))
+    assert pos_applies(pb.Post(platform=pb.TWITTER))  # unknown language on Twitter
+    assert not pos_applies(pb.Post(platform=pb.WEIBO))
+    assert not pos_applies(pb.Post(platform=pb.TWITTER, lang="es"))
+    prepared = prepare_post(raw_post(platform=pb.WEIBO, text="今天天气很好"), **LIMITS)
+    tagged = build_tagged_post(prepared, None, pb.ModelRef(name="pos_tagger"),
+                               datetime(2026, 1, 1, tzinfo=UTC))
+    assert not tagged.tokens and not tagged.HasField("pos_model") and not tagged.truncated
