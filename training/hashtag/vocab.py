@@ -117,10 +117,23 @@ class SubwordVocab(Vocab):
         return self.sp.encode(text.lower())
 
     def encode_words(self, words: list[str]) -> list[int]:
-        return self.sp.encode(" ".join(words))
+        """Each hashtag's words are encoded on their own and joined by the single '#' id;
+        encoding the joined string would spend a lone '▁' piece before every '#'."""
+        ids: list[int] = []
+        for tag in " ".join(words).split(" # "):
+            ids += ([HASH] if ids else []) + self.sp.encode(tag.strip("# "))
+        return ids
 
     def decode_words(self, ids: Iterable[int]) -> list[str]:
-        return self.sp.decode([i for i in ids if i >= HASH]).split()
+        words: list[str] = []
+        piece: list[int] = []
+        for i in [*ids, HASH]:
+            if i == HASH:
+                words += (["#"] if words else []) + self.sp.decode(piece).split()
+                piece = []
+            elif i > HASH:
+                piece.append(i)
+        return words
 
     def to_state(self) -> dict:
         return {"kind": "subword", "model": self.model}
