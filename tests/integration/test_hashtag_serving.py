@@ -1,0 +1,99 @@
+"""The hashtag generator as Triton serves it: the real tritonserver, the shipped weights.
+
+Served hashtags must equal the in-process service's (one code path, same beam), languages
+are routed or refused explicitly, long inputs are flagged, and malformed requests fail
+with an error instead of a wrong answer.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import tritonclient.grpc as grpcclient
+from tritonclient.utils import InferenceServerException
+
+from deploy.testing import TritonInfo
+from training.hashtag.evaluate import REPOSITORY_MODEL, shipped_checkpoint
+from training.hashtag.serving import HashtagService
+
+pytestmark = pytest.mark.integration
+
+POSTS = [
+    ("Lakers beat the Heat 102-98 in overtime, what a game tonight", "en"),
+    ("Just finished my first marathon in Boston, legs are dead but so happy", "en"),
+    ("New study shows coffee drinkers live longer <url>", ""),
+    ("Hoy es un gran día para la ciencia", "es"),
+]
+
+
+def strings(name: str, values: list[str]) -> grpcclient.InferInput:
+    arr = np.array([v.encode() for v in values], dtype=object).reshape(-1, 1)
+    tensor = grpcclient.InferInput(name, list(arr.shape), "BYTES")
+    tensor.set_data_from_numpy(arr)
+    return tensor
+
+
+def generate(url: str, texts: list[str], langs: list[str]) -> tuple[list[dict], str]:
+    client = grpcclient.InferenceServerClient(url)
+    result = client.infer("hashtag_generator", [strings("TEXT", texts), strings("LANG", langs)])
+    rows = [json.loads(x) for x in result.as_numpy("HASHTAGS_JSON").reshape(-1)]
+    return rows, result.get_response().model_version
+
+
+def served_config_beam() -> int:
+    config = (REPOSITORY_MODEL / "config.pbtxt").read_text()
+    line = config.split('key: "beam"')[1]
+    return int(line.split('string_value: "')[1].split('"')[0])
+
+
+def test_served_hashtags_equal_the_in_process_service(triton: TritonInfo) -> None:
+    texts, langs = [t for t, _ in POSTS], [lang for _, lang in POSTS]
+    rows, version = generate(triton.grpc_url, texts, langs)
+    assert version.isdigit()
+    local = HashtagService(shipped_checkpoint("en").parent, beam=served_config_beam())
+    for served, expected in zip(rows, local.generate(texts, langs), strict=True):
+        assert [t for t, _ in served["hashtags"]] == [t for t, _ in expected["hashtags"]]
+        assert [s for _, s in served["hashtags"]] == pytest.approx(
+            [s for _, s in expected["hashtags"]], abs=1e-3)  # thread counts differ
+        assert {k: served[k] for k in ("lang", "status", "truncated")} == {
+            k: expected[k] for k in ("lang", "status", "truncated")}
+
+
+def test_english_posts_get_hashtags_and_unsupported_languages_say_so(triton: TritonInfo) -> None:
+    rows, _ = generate(triton.grpc_url, [t for t, _ in POSTS], [lang for _, lang in POSTS])
+    for row in rows[:3]:
+        assert row["status"] == "ok" and row["lang"] == "en" and row["hashtags"]
+        tags = [t for t, _ in row["hashtags"]]
+        assert all(t and " " not in t and not t.startswith("#") for t in tags)
+        assert len({t.lower() for t in tags}) == len(tags)  # duplicates removed
+        assert all(score <= 0 for _, score in row["hashtags"])  # log-probabilities
+    assert rows[3] == {"hashtags": [], "lang": "es", "status": "unsupported_language",
+                       "truncated": False}
+
+
+def test_chinese_posts_are_routed_by_language_or_script(triton: TritonInfo) -> None:
+    texts = ["全场比赛结束，巴塞罗那主场5:0战胜西班牙人，梅西上演帽子戏法"] * 2
+    rows, _ = generate(triton.grpc_url, texts, ["zh-Hans", ""])
+    zh_shipped = any(REPOSITORY_MODEL.glob("*/hashtag_zh.pt"))
+    for row in rows:
+        assert row["lang"] == "zh"
+        if zh_shipped:
+            assert row["status"] == "ok" and row["hashtags"]
+        else:
+            assert row["status"] == "unsupported_language" and row["hashtags"] == []
+
+
+def test_long_text_is_flagged_truncated(triton: TritonInfo) -> None:
+    rows, _ = generate(triton.grpc_url, ["word " * 30_000, "short post about the weather"],
+                       ["en", "en"])
+    assert rows[0]["truncated"] is True and rows[0]["status"] == "ok"
+    assert rows[1]["truncated"] is False
+
+
+def test_text_and_lang_of_different_lengths_are_an_error(triton: TritonInfo) -> None:
+    client = grpcclient.InferenceServerClient(triton.grpc_url)
+    with pytest.raises(InferenceServerException):
+        client.infer("hashtag_generator",
+                     [strings("TEXT", ["a post", "another"]), strings("LANG", ["en"])])
