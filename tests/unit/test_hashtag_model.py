@@ -140,3 +140,15 @@ def test_beam_search_stops_at_max_len_without_sep():
 def test_unknown_variant_is_rejected():
     with pytest.raises(ValueError, match="variant"):
         SegTrmConfig(vocab_size=10, variant="bogus")
+
+
+def test_a_post_decodes_the_same_alone_as_in_a_batch_whose_other_posts_stop_early():
+    m = model("soft")
+    ids, segs = batch(m, (7, 2, 5))
+    together = beam_search(m, ids, segs, beam=3, n_best=2, max_len=6)
+    for i in range(3):
+        alone_ids, alone_segs = batch(m, ((7, 2, 5)[i],))
+        alone = beam_search(m, alone_ids, alone_segs, beam=3, n_best=2, max_len=6)[0]
+        assert [h.tokens for h in together[i]] == [h.tokens for h in alone]
+        assert [h.logprob for h in together[i]] == pytest.approx([h.logprob for h in alone],
+                                                                 abs=1e-4)

@@ -56,42 +56,48 @@ def beam_search(model: SegTrm, ids: torch.Tensor, segs: torch.Tensor, beam: int 
     tokens = torch.full((b * beam, 1), S, dtype=torch.long)
     history = torch.empty(b * beam, 0, dtype=torch.long)
     finished: list[list[Hypothesis]] = [[] for _ in range(b)]
-    nth_best = torch.full((b,), float("-inf"))  # n_best-th finished score per post
+    alive = torch.arange(b)  # the posts still being decoded, as indices into the batch
+    nth_best = torch.full((b,), float("-inf"))  # n_best-th finished score per live post
     cache = None
     for step in range(max_len):
+        n = alive.numel()
         h, cache = model.decode_step(tokens, step, cache, cross_kv, valid)
-        logp = model.logits(h[:, -1]).log_softmax(-1)  # (B*beam, V)
+        logp = model.logits(h[:, -1]).log_softmax(-1)  # (n*beam, V)
         logp[:, [PAD, UNK, S, SEG]] = float("-inf")  # never generated
         vocab = logp.shape[-1]
-        cand = (scores.view(-1, 1) + logp).view(b, beam * vocab)
+        cand = (scores.view(-1, 1) + logp).view(n, beam * vocab)
         top_scores, top_idx = cand.topk(2 * beam, dim=1)  # room for hypotheses that end
-        src, tok = top_idx // vocab, top_idx % vocab  # (B, 2*beam)
+        src, tok = top_idx // vocab, top_idx % vocab  # (n, 2*beam)
         last = step == max_len - 1
-        ends = (tok == SEP) | last
-        ends &= top_scores > float("-inf")
+        ends = ((tok == SEP) | last) & (top_scores > float("-inf"))
         for i, j in ends.nonzero().tolist():  # record hypotheses that end here
             prev = history[i * beam + src[i, j]].tolist()
             ended = tok[i, j].item() == SEP
-            finished[i].append(Hypothesis(prev + ([] if ended else [tok[i, j].item()]),
-                                          top_scores[i, j].item(), ended))
+            post = finished[alive[i]]
+            post.append(Hypothesis(prev + ([] if ended else [tok[i, j].item()]),
+                                   top_scores[i, j].item(), ended))
         for i in ends.any(dim=1).nonzero().flatten().tolist():
-            finished[i].sort(key=lambda hyp: (hyp.finished, hyp.score), reverse=True)
-            if len(finished[i]) >= n_best:
-                nth_best[i] = finished[i][n_best - 1].score
+            post = finished[alive[i]]
+            post.sort(key=lambda hyp: (hyp.finished, hyp.score), reverse=True)
+            if len(post) >= n_best:
+                nth_best[i] = post[n_best - 1].score
         if last:
             break
         # The best `beam` candidates that go on become the new beams.
-        open_scores = top_scores.masked_fill(ends, float("-inf"))
-        scores, pick = open_scores.topk(beam, dim=1)
+        scores, pick = top_scores.masked_fill(ends, float("-inf")).topk(beam, dim=1)
         src, tok = src.gather(1, pick), tok.gather(1, pick)
         done = nth_best >= scores.max(dim=1).values / (step + 2)
-        if done.all():
+        keep = (~done).nonzero().flatten()
+        if keep.numel() == 0:
             break
-        scores = scores.masked_fill(done[:, None], float("-inf"))
-        rows = (torch.arange(b)[:, None] * beam + src).view(-1)
-        history = torch.cat([history[rows], tok.view(-1, 1)], 1)
+        rows = (keep[:, None] * beam + src[keep]).view(-1)  # parents of the kept new beams
+        history = torch.cat([history[rows], tok[keep].view(-1, 1)], 1)
         cache = [(k[rows], v[rows]) for k, v in cache]
-        tokens = tok.view(-1, 1)
+        if keep.numel() < n:  # drop finished posts so they cost nothing from now on
+            copies = (keep[:, None] * beam + torch.arange(beam)).view(-1)
+            cross_kv = [(k[copies], v[copies]) for k, v in cross_kv]
+            valid, alive, nth_best = valid[copies], alive[keep], nth_best[keep]
+        scores, tokens = scores[keep], tok[keep].view(-1, 1)
     return [f[:n_best] for f in finished]
 
 

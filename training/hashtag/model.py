@@ -16,8 +16,8 @@ aggregates local meaning. Eq. 1 writes the mask multiplicatively; we mask with -
 is what "attend only to the segment" needs (a zeroed score still gets weight exp(0)).
 
 Segment selection (Eq. 2): s_i = f(H[S], H[SEG]_i) for one of four similarities; the top k
-are kept in text order and scaled by k * softmax(s over the top k), which leaves them
-unchanged when the scores agree and lets the similarity receive gradient (top-k alone is
+are kept in text order and scaled by k * softmax(s over the top k) (k: the segments
+actually chosen, fewer for short posts), which leaves them unchanged when the scores agree and lets the similarity receive gradient (top-k alone is
 not differentiable).
 
 Decoder: standard pre-LN Transformer decoder that starts from [S] and emits
@@ -253,7 +253,10 @@ class SegTrm(nn.Module):
         order = top.indices.argsort(dim=1)  # back to text order
         chosen = top.indices.gather(1, order)  # (B, k)
         chosen_valid = valid.gather(1, chosen)
-        weight = torch.softmax(top.values, dim=1).gather(1, order).nan_to_num(0.0) * k
+        # k' * softmax over the chosen scores, k' = how many chosen segments exist (a short
+        # post has fewer than k), so agreeing scores leave the states unchanged.
+        weight = torch.softmax(top.values, dim=1).gather(1, order).nan_to_num(0.0)
+        weight = weight * chosen_valid.sum(1, keepdim=True)
         if v == "hard":
             sel = seg_h.gather(1, chosen[..., None].expand(-1, -1, h.shape[-1]))
             sel = sel * weight[..., None]
