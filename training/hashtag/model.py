@@ -17,8 +17,8 @@ is what "attend only to the segment" needs (a zeroed score still gets weight exp
 
 Segment selection (Eq. 2): s_i = f(H[S], H[SEG]_i) for one of four similarities; the top k
 are kept in text order and scaled by k * softmax(s over the top k) (k: the segments
-actually chosen, fewer for short posts), which leaves them unchanged when the scores agree and lets the similarity receive gradient (top-k alone is
-not differentiable).
+actually chosen, fewer for short posts), which leaves them unchanged when the scores
+agree and lets the similarity receive gradient (top-k alone is not differentiable).
 
 Decoder: standard pre-LN Transformer decoder that starts from [S] and emits
 `h1 # h2 # ... [SEP]`, so the number of hashtags is learned. Self-attention keys/values
