@@ -1,0 +1,50 @@
+"""Triton Python-backend entry point for the hashtag generator.
+
+Model code lives in training/hashtag/ (imported from the repository root on the server's
+PYTHONPATH); this file adapts Triton requests to `HashtagService`. Requests that the dynamic
+batcher hands over together are generated in one call, grouped by language.
+"""
+
+import json
+import os
+
+import numpy as np
+import torch
+import triton_python_backend_utils as pb_utils
+
+from training.hashtag.serving import HashtagService
+
+
+def _strings(request, name: str) -> list[str]:
+    raw = pb_utils.get_input_tensor_by_name(request, name).as_numpy().reshape(-1)
+    return [b.decode("utf-8", errors="replace") for b in raw]
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        config = json.loads(args["model_config"])
+        params = {k: v["string_value"] for k, v in config.get("parameters", {}).items()}
+        torch.set_num_threads(int(params.get("torch_threads", "1")))
+        version_dir = os.path.join(args["model_repository"], args["model_version"])
+        self.service = HashtagService(version_dir, beam=int(params.get("beam", "4")),
+                                      n_best=int(params.get("n_best", "1")))
+
+    def execute(self, requests):
+        texts, langs, sizes = [], [], []
+        for request in requests:
+            batch_texts, batch_langs = _strings(request, "TEXT"), _strings(request, "LANG")
+            if len(batch_langs) != len(batch_texts):
+                raise pb_utils.TritonModelException("TEXT and LANG must have the same length")
+            texts += batch_texts
+            langs += batch_langs
+            sizes.append(len(batch_texts))
+        out = [json.dumps(r, ensure_ascii=False) for r in self.service.generate(texts, langs)]
+        responses, k = [], 0
+        for n in sizes:
+            arr = np.array([s.encode("utf-8") for s in out[k : k + n]], dtype=object).reshape(n, 1)
+            responses.append(pb_utils.InferenceResponse([pb_utils.Tensor("HASHTAGS_JSON", arr)]))
+            k += n
+        return responses
+
+    def finalize(self):
+        self.service = None
