@@ -53,3 +53,19 @@ def test_most_frequent_tag_baseline_prints_its_accuracy_as_last_json_line():
     result = last_json(run_cli("baseline", "pos", "--data", str(data), "--tagset", "ark").stdout)
     assert result["model"] == "most-frequent-tag" and result["tokens"] == 957
     assert 0.5 < result["accuracy"] < 0.95  # far above chance, below a trained tagger
+
+
+def test_evaluate_hashtag_prints_the_protocols_metrics_as_last_json_line():
+    """The contract other tools rely on, with the shipped model on six hand-written posts."""
+    out = run_cli("evaluate", "hashtag", "--data", str(DATA / "hashtag_en_sample.jsonl"),
+                  "--lang", "en", "--beam", "4", "--n-best", "2")
+    result = last_json(out.stdout)
+    assert result["posts"] == 6
+    for key in ("rouge1", "rouge2", "rougeL", "f1@1", "f1@5"):
+        assert 0.0 <= result[key] <= 1.0
+
+
+def test_evaluate_hashtag_without_a_language_says_what_is_missing():
+    proc = subprocess.run([sys.executable, "-m", "training", "evaluate", "hashtag", "--data", "x"],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "needs --lang" in proc.stderr
