@@ -21,6 +21,7 @@ import json
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from deploy.process import stop_child
@@ -50,8 +51,11 @@ def start_worker(settings: Settings) -> tuple[subprocess.Popen, Path]:
     return subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT), log_path
 
 
-def wait_indexed(ids: list[str], worker: subprocess.Popen, log_path: Path, timeout: float) -> int:
-    """Poll Elasticsearch until all ids are searchable; return how many are."""
+def wait_indexed(ids: list[str], worker: subprocess.Popen, log_path: Path, timeout: float,
+                 since: str) -> int:
+    """Poll Elasticsearch until all ids were processed after ``since`` (ISO time) and are
+    searchable; return how many are. ``since`` keeps documents of an earlier demo run (same
+    ids) from counting."""
     from services.config import load
     from services.es.bulk import make_client
 
@@ -63,7 +67,8 @@ def wait_indexed(ids: list[str], worker: subprocess.Popen, log_path: Path, timeo
             raise SystemExit(f"the worker exited with {worker.returncode}; see {log_path}")
         try:
             es.indices.refresh(index=f"{cfg.index_prefix}-*")
-            body = {"query": {"ids": {"values": ids}}}
+            body = {"query": {"bool": {"filter": [
+                {"ids": {"values": ids}}, {"range": {"processed_at": {"gte": since}}}]}}}
             found = es.count(index=f"{cfg.index_prefix}-*", body=body)["count"]
         except Exception as exc:  # the index may not exist before the first bulk
             print(f"\r  waiting for the first documents ({type(exc).__name__})", end="")
@@ -95,6 +100,7 @@ def main() -> None:
         took = f"started in {time.monotonic() - began:.0f}s" if started else "already running"
         print(f"  {srv.name}: {took}", flush=True)
 
+    started = datetime.now(UTC).isoformat()
     banner("2. starting the Faust worker (tag_posts, index_posts)")
     worker, log_path = start_worker(settings)
     print(f"  pid {worker.pid}, log {log_path}")
@@ -112,7 +118,7 @@ def main() -> None:
 
         banner("4. waiting until every post is tagged, given hashtags and searchable")
         began = time.monotonic()
-        found = wait_indexed([x["id"] for x in lines], worker, log_path, args.timeout)
+        found = wait_indexed([x["id"] for x in lines], worker, log_path, args.timeout, started)
         print(
             f"  {found} of {len(lines)} posts tagged and indexed "
             f"in {time.monotonic() - began:.0f}s"

@@ -3,7 +3,9 @@
 The template is a composable ``_index_template`` (ES >= 7.8) read from
 ``posts_template.json``; for another index prefix (tests) the name and pattern are
 rewritten. ``PUT`` replaces an existing template with the same body, so installing on
-every start is harmless; indices created earlier keep their mapping.
+every start is harmless. Indices created under an older template get the new mapping too
+(fields can be added to a live index), so a field added in a new release, such as
+``hashtag_status``, does not make the strict mapping reject documents of this month.
 """
 
 from __future__ import annotations
@@ -33,9 +35,10 @@ def template_name(index_prefix: str = "posts") -> str:
 
 def install_template(es: Elasticsearch, index_prefix: str = "posts") -> None:
     """Create or update the template; safe to call any number of times."""
-    es.indices.put_index_template(
-        name=template_name(index_prefix), body=template_body(index_prefix)
-    )
+    body = template_body(index_prefix)
+    es.indices.put_index_template(name=template_name(index_prefix), body=body)
+    es.indices.put_mapping(index=f"{index_prefix}-*", body=body["template"]["mappings"],
+                           allow_no_indices=True)
 
 
 def mapping_properties() -> dict[str, Any]:
