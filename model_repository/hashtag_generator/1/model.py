@@ -8,11 +8,11 @@ batcher hands over together are generated in one call, grouped by language.
 import json
 import os
 
-import numpy as np
 import torch
 import triton_python_backend_utils as pb_utils
 
 from training.hashtag.serving import HashtagService
+from training.triton_io import string_responses
 
 
 def _strings(request, name: str) -> list[str]:
@@ -39,12 +39,7 @@ class TritonPythonModel:
             langs += batch_langs
             sizes.append(len(batch_texts))
         out = [json.dumps(r, ensure_ascii=False) for r in self.service.generate(texts, langs)]
-        responses, k = [], 0
-        for n in sizes:
-            arr = np.array([s.encode("utf-8") for s in out[k : k + n]], dtype=object).reshape(n, 1)
-            responses.append(pb_utils.InferenceResponse([pb_utils.Tensor("HASHTAGS_JSON", arr)]))
-            k += n
-        return responses
+        return string_responses(out, sizes, "HASHTAGS_JSON")
 
     def finalize(self):
         self.service = None

@@ -9,11 +9,11 @@ hands over together are tagged in one call so the model sees one large batch.
 import json
 import os
 
-import numpy as np
 import torch
 import triton_python_backend_utils as pb_utils
 
 from training.pos.predictor import PosPredictor
+from training.triton_io import string_responses
 
 MAX_TEXT_CHARS = 20_000  # longer inputs are cut before tokenizing (flagged `truncated`)
 
@@ -43,12 +43,7 @@ class TritonPythonModel:
                       for t in result.tokens]
             truncated = result.truncated or len(short) < len(text)
             out.append(json.dumps({"tokens": tokens, "truncated": truncated}, ensure_ascii=False))
-        responses, k = [], 0
-        for n in sizes:
-            arr = np.array([s.encode("utf-8") for s in out[k : k + n]], dtype=object).reshape(n, 1)
-            responses.append(pb_utils.InferenceResponse([pb_utils.Tensor("TAGS_JSON", arr)]))
-            k += n
-        return responses
+        return string_responses(out, sizes, "TAGS_JSON")
 
     def finalize(self):
         self.predictor = None
