@@ -15,6 +15,7 @@ import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from deploy.testing import TritonInfo
+from training.hashtag.blocklist import Blocklist
 from training.hashtag.evaluate import REPOSITORY_MODEL, shipped_checkpoint
 from training.hashtag.serving import HashtagService
 
@@ -57,8 +58,8 @@ def test_served_hashtags_equal_the_in_process_service(triton: TritonInfo) -> Non
         assert [t for t, _ in served["hashtags"]] == [t for t, _ in expected["hashtags"]]
         assert [s for _, s in served["hashtags"]] == pytest.approx(
             [s for _, s in expected["hashtags"]], abs=1e-3)  # thread counts differ
-        assert {k: served[k] for k in ("lang", "status", "truncated")} == {
-            k: expected[k] for k in ("lang", "status", "truncated")}
+        keys = ("lang", "status", "truncated", "blocked")
+        assert {k: served[k] for k in keys} == {k: expected[k] for k in keys}
 
 
 def test_english_posts_get_hashtags_and_unsupported_languages_say_so(triton: TritonInfo) -> None:
@@ -70,7 +71,7 @@ def test_english_posts_get_hashtags_and_unsupported_languages_say_so(triton: Tri
         assert len({t.lower() for t in tags}) == len(tags)  # duplicates removed
         assert all(score <= 0 for _, score in row["hashtags"])  # log-probabilities
     assert rows[3] == {"hashtags": [], "lang": "es", "status": "unsupported_language",
-                       "truncated": False}
+                       "truncated": False, "blocked": 0}
 
 
 def test_chinese_posts_are_routed_by_language_or_script(triton: TritonInfo) -> None:
@@ -97,3 +98,17 @@ def test_text_and_lang_of_different_lengths_are_an_error(triton: TritonInfo) -> 
     with pytest.raises(InferenceServerException):
         client.infer("hashtag_generator",
                      [strings("TEXT", ["a post", "another"]), strings("LANG", ["en"])])
+
+
+def test_hashtags_on_the_blocklist_are_dropped_and_counted(tmp_path) -> None:
+    shipped = shipped_checkpoint("en")
+    (tmp_path / shipped.name).symlink_to(shipped.resolve())
+    text = [POSTS[0][0]]
+    unfiltered = HashtagService(tmp_path, beam=4).generate(text, ["en"])[0]
+    first = unfiltered["hashtags"][0][0]
+    (tmp_path / "blocklist.txt").write_text(f"# test\n{first}\n", encoding="utf-8")
+    filtered = HashtagService(tmp_path, beam=4).generate(text, ["en"])[0]
+    expected = [h for h in unfiltered["hashtags"] if not Blocklist([first]).blocks(h[0])]
+    assert filtered["hashtags"] == expected and first not in [t for t, _ in expected]
+    assert unfiltered["blocked"] == 0
+    assert filtered["blocked"] == len(unfiltered["hashtags"]) - len(expected) >= 1

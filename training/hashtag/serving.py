@@ -4,12 +4,14 @@ Kept out of model.py (the Triton entry point) so the benchmark's in-process path
 served path run exactly the same code. A post is routed to the model of its language;
 an empty language is guessed from the script (mostly CJK -> zh, else en); any other
 language gets status "unsupported_language" and no hashtags rather than English guesses.
+Hashtags matching the version's `blocklist.txt` (see blocklist.py) are dropped and counted.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from training.hashtag.blocklist import Blocklist
 from training.hashtag.predictor import HashtagPredictor
 
 LANGUAGES = ("en", "zh")
@@ -31,7 +33,8 @@ def resolve_language(lang: str, text: str) -> str:
 
 
 class HashtagService:
-    """Predictors per language, loaded from `hashtag_<lang>.pt` files in one directory."""
+    """Predictors per language, loaded from `hashtag_<lang>.pt` files in one directory, and
+    the directory's `blocklist.txt` when there is one."""
 
     def __init__(self, directory: str | Path, beam: int = 4, n_best: int = 1):
         self.beam, self.n_best = beam, n_best
@@ -42,9 +45,12 @@ class HashtagService:
         }
         if not self.predictors:
             raise FileNotFoundError(f"no hashtag_en.pt or hashtag_zh.pt in {directory}")
+        blocklist = Path(directory) / "blocklist.txt"
+        self.blocklist = Blocklist.load(blocklist) if blocklist.exists() else Blocklist([])
 
     def generate(self, texts: list[str], langs: list[str]) -> list[dict]:
-        """One result dict per text: hashtags [(tag, log_prob)], lang, status, truncated."""
+        """One result dict per text: hashtags [(tag, log_prob)], lang, status, truncated,
+        and `blocked`, the number of hashtags the blocklist removed."""
         results: list[dict] = [{} for _ in texts]
         by_lang: dict[str, list[int]] = {}
         for i, (text, lang) in enumerate(zip(texts, langs, strict=True)):
@@ -53,12 +59,14 @@ class HashtagService:
                 by_lang.setdefault(resolved, []).append(i)
             else:
                 results[i] = {"hashtags": [], "lang": resolved, "status": "unsupported_language",
-                              "truncated": False}
+                              "truncated": False, "blocked": 0}
         for lang, idx in by_lang.items():
             cut = [texts[i][:MAX_TEXT_CHARS] for i in idx]
             outputs = self.predictors[lang].generate(cut, beam=self.beam, n_best=self.n_best)
             for i, short, out in zip(idx, cut, outputs, strict=True):
-                results[i] = {"hashtags": [[t, round(s, 4)] for t, s in out.hashtags()],
-                              "lang": lang, "status": "ok",
-                              "truncated": out.truncated or len(short) < len(texts[i])}
+                generated = out.hashtags()
+                kept = [[t, round(s, 4)] for t, s in generated if not self.blocklist.blocks(t)]
+                results[i] = {"hashtags": kept, "lang": lang, "status": "ok",
+                              "truncated": out.truncated or len(short) < len(texts[i]),
+                              "blocked": len(generated) - len(kept)}
         return results

@@ -1,0 +1,37 @@
+"""The output blocklist: whole-word matching on split hashtags, substrings for Chinese."""
+
+import pytest
+
+from training.hashtag.blocklist import Blocklist
+
+SHIPPED = "model_repository/hashtag_generator/1/blocklist.txt"
+
+
+@pytest.fixture(scope="module")
+def blocklist() -> Blocklist:
+    return Blocklist(["women suck", "libtard", "bitch", "傻逼"])
+
+
+@pytest.mark.parametrize("tag", ["womensuck", "WomenSuck", "stupidlibtard", "bitch", "傻逼你好"])
+def test_hashtags_containing_an_entry_as_words_are_blocked(blocklist, tag):
+    assert blocklist.blocks(tag)
+
+
+@pytest.mark.parametrize("tag", ["women", "suck", "bitchin", "love", "抗击疫情", "womenrock"])
+def test_other_hashtags_pass(blocklist, tag):
+    assert not blocklist.blocks(tag)
+
+
+def test_the_shipped_list_catches_what_the_demo_generated_and_spares_common_tags():
+    shipped = Blocklist.load(SHIPPED)
+    assert shipped.blocks("womensuck")
+    common = ["love", "maga", "tbt", "fathersday", "shoes", "pakistan", "scunthorpe", "cockpit",
+              "skills", "spicy", "hoedown", "抗击疫情", "武汉加油"]
+    assert [t for t in common if shipped.blocks(t)] == []
+
+
+def test_comments_and_blank_lines_are_not_entries(tmp_path):
+    path = tmp_path / "blocklist.txt"
+    path.write_text("# a comment\n\nfoo bar\n", encoding="utf-8")
+    loaded = Blocklist.load(path)
+    assert loaded.blocks("foobar") and not loaded.blocks("acomment")
