@@ -36,6 +36,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from training.hashtag.vocab import PAD, SEG, S
+from training.layers import DecoderLayer, EncoderLayer
 
 VARIANTS = ("transformer", "softbase", "hardbase", "soft", "hard")
 SIMILARITIES = ("euclidean", "mahalanobis", "cosine", "manhattan")
@@ -93,69 +94,6 @@ def layout(tokens: list[int], cfg: SegTrmConfig) -> tuple[list[int], list[int]]:
     return ids, segs
 
 
-class Attention(nn.Module):
-    """Multi-head attention; `mask` is boolean, True where a query may attend to a key."""
-
-    def __init__(self, cfg: SegTrmConfig):
-        super().__init__()
-        self.h, self.dh = cfg.n_heads, cfg.d_model // cfg.n_heads
-        self.q = nn.Linear(cfg.d_model, cfg.d_model)
-        self.kv = nn.Linear(cfg.d_model, 2 * cfg.d_model)
-        self.out = nn.Linear(cfg.d_model, cfg.d_model)
-
-    def heads(self, x: torch.Tensor) -> torch.Tensor:  # (B, N, D) -> (B, H, N, dh)
-        return x.view(x.shape[0], x.shape[1], self.h, self.dh).transpose(1, 2)
-
-    def keys_values(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        k, v = self.kv(x).chunk(2, dim=-1)
-        return self.heads(k), self.heads(v)
-
-    def attend(self, x: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-               mask: torch.Tensor | None) -> torch.Tensor:
-        q = self.heads(self.q(x))
-        # No dropout on attention weights: on CPU its random masks cost ~10% of a step.
-        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-        return self.out(y.transpose(1, 2).reshape(x.shape))
-
-    def forward(self, x: torch.Tensor, memory: torch.Tensor, mask: torch.Tensor | None):
-        k, v = self.keys_values(memory)
-        return self.attend(x, k, v, mask)
-
-
-class FeedForward(nn.Sequential):
-    def __init__(self, cfg: SegTrmConfig):
-        super().__init__(nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(),
-                         nn.Linear(cfg.d_ff, cfg.d_model), nn.Dropout(cfg.dropout))
-
-
-class EncoderLayer(nn.Module):
-    def __init__(self, cfg: SegTrmConfig):
-        super().__init__()
-        self.ln1, self.ln2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
-        self.attn, self.ff = Attention(cfg), FeedForward(cfg)
-        self.drop = nn.Dropout(cfg.dropout)
-
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        h = self.ln1(x)
-        x = x + self.drop(self.attn(h, h, mask))
-        return x + self.ff(self.ln2(x))
-
-
-class DecoderLayer(nn.Module):
-    def __init__(self, cfg: SegTrmConfig):
-        super().__init__()
-        self.ln1, self.ln2, self.ln3 = (nn.LayerNorm(cfg.d_model) for _ in range(3))
-        self.self_attn, self.cross_attn, self.ff = Attention(cfg), Attention(cfg), FeedForward(cfg)
-        self.drop = nn.Dropout(cfg.dropout)
-
-    def forward(self, y: torch.Tensor, self_kv: tuple[torch.Tensor, torch.Tensor],
-                self_mask: torch.Tensor | None, cross_kv: tuple[torch.Tensor, torch.Tensor],
-                cross_mask: torch.Tensor) -> torch.Tensor:
-        y = y + self.drop(self.self_attn.attend(self.ln1(y), *self_kv, self_mask))
-        y = y + self.drop(self.cross_attn.attend(self.ln2(y), *cross_kv, cross_mask))
-        return y + self.ff(self.ln3(y))
-
-
 class Similarity(nn.Module):
     """s_i = f(H[S], H[SEG]_i), larger = more similar; distances are negated.
 
@@ -193,10 +131,11 @@ class SegTrm(nn.Module):
         self.pos = nn.Embedding(max(cfg.max_positions, cfg.max_target + 1), d)
         self.seg = nn.Embedding(cfg.max_segments + 1, d) if cfg.segmented else None
         self.drop = nn.Dropout(cfg.dropout)
-        self.encoder = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.enc_layers))
+        layer = (cfg.d_model, cfg.n_heads, cfg.d_ff, cfg.dropout)
+        self.encoder = nn.ModuleList(EncoderLayer(*layer) for _ in range(cfg.enc_layers))
         self.enc_ln = nn.LayerNorm(d)
         self.similarity = Similarity(cfg.similarity, d) if cfg.variant in ("soft", "hard") else None
-        self.decoder = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.dec_layers))
+        self.decoder = nn.ModuleList(DecoderLayer(*layer) for _ in range(cfg.dec_layers))
         self.dec_ln = nn.LayerNorm(d)
         for name, p in self.named_parameters():
             if name.endswith("bias"):
