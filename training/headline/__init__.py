@@ -1,0 +1,1 @@
+"""Headline generation: full (Transformer-XL-CC) and phrase-constrained (Seq2BF)."""

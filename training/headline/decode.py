@@ -1,0 +1,202 @@
+"""Beam search for both headline models, with cached decoder keys/values.
+
+Each step feeds only the newest token of every hypothesis; earlier self-attention keys and
+values come from the cache and the article's cross-attention keys/values are computed once
+per article. The full generator also carries each hypothesis's coverage vector, so the copy
+attention at step t knows what steps < t attended to. Seq2BF hypotheses carry, per side,
+the state of their outermost token (the next prediction on that side starts from it), the
+next relative position, and whether the side has ended.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from training.beam import Hypothesis, beam_search, expand
+from training.headline.model import HeadlineGenerator
+from training.headline.seq2bf import BACKWARD, FORWARD, Seq2BF, end_marker, next_side
+from training.headline.vocab import BOS, EOS, PAD, SEP, UNK
+
+# alpha of GNMT's length penalty; headlines are short and models trained on them tend to
+# stop early, so a mild preference for length.
+LENGTH_PENALTY = 1.0
+NEVER = [PAD, UNK, BOS, SEP]  # ids the generator never emits ([EOS] ends, copies replace UNK)
+
+
+def _per_input(kept: torch.Tensor, beam: int) -> torch.Tensor:
+    """Rows of the kept inputs' beams."""
+    return (kept[:, None] * beam + torch.arange(beam)).view(-1)
+
+
+class GeneratorSearch:
+    def __init__(self, model: HeadlineGenerator, src: torch.Tensor, src_ext: torch.Tensor,
+                 n_ext: int, beam: int):
+        self.model, self.beam, self.n_ext = model, beam, n_ext
+        memory, valid = model.encode(src)
+        self.cross_kv = [(expand(k, beam), expand(v, beam))
+                         for k, v in model.cross_keys_values(memory)]
+        self.valid = expand(valid, beam)
+        self.cache: list | None = None
+        self.t = 0
+        if model.copy is not None:
+            self.memory = expand(memory, beam)
+            self.keys = expand(model.copy.w_h(memory), beam)
+            self.src_ext = expand(src_ext[:, : valid.shape[1]], beam)
+            self.coverage = torch.zeros(self.valid.shape)
+
+    def step(self, prev: torch.Tensor | None) -> torch.Tensor:
+        rows = self.valid.shape[0]
+        tokens = torch.full((rows, 1), BOS) if prev is None else prev[:, None]
+        h, x, self.cache = self.model.decode_step(tokens, self.t, self.cache, self.cross_kv,
+                                                  self.valid)
+        h, x = h[:, -1], x[:, -1]
+        logits = self.model.logits(h)
+        if self.model.copy is None:
+            logp = logits.log_softmax(-1)
+        else:
+            a, p_gen = self.model.copy.step(self.keys, self.memory, self.valid, h, x,
+                                            self.coverage)
+            self.coverage = self.coverage + a
+            p = self.model.copy.mix(logits.softmax(-1), a, p_gen, self.src_ext, self.n_ext)
+            logp = (p + 1e-12).log()
+        logp[:, NEVER] = float("-inf")
+        if self.t == 0:
+            logp[:, EOS] = float("-inf")  # no empty headline
+        self.t += 1
+        return logp
+
+    def ends(self, src: torch.Tensor, tok: torch.Tensor) -> torch.Tensor:
+        return tok == EOS
+
+    def select(self, rows: torch.Tensor, kept_inputs: torch.Tensor | None) -> None:
+        self.cache = [(k[rows], v[rows]) for k, v in self.cache]
+        if self.model.copy is not None:
+            self.coverage = self.coverage[rows]
+        if kept_inputs is not None:
+            same = _per_input(kept_inputs, self.beam)
+            self.cross_kv = [(k[same], v[same]) for k, v in self.cross_kv]
+            self.valid = self.valid[same]
+            if self.model.copy is not None:
+                self.memory, self.keys = self.memory[same], self.keys[same]
+                self.src_ext = self.src_ext[same]
+
+
+class Seq2BFSearch:
+    """Rows grow a headline on the side the strategy names; see seq2bf.py."""
+
+    def __init__(self, model: Seq2BF, src: torch.Tensor, phrases: list[list[int]], beam: int):
+        self.model, self.beam, self.strategy = model, beam, model.cfg.strategy
+        memory, valid = model.encode(src)
+        cross_kv = model.cross_keys_values(memory)
+        n, width = len(phrases), max(len(p) for p in phrases)
+        tokens = torch.full((n, width), PAD)
+        positions = torch.zeros(n, width, dtype=torch.long)
+        for i, p in enumerate(phrases):
+            middle = (len(p) + 1) // 2 - 1
+            tokens[i, : len(p)] = torch.tensor(p)
+            positions[i, : len(p)] = torch.arange(len(p)) - middle
+        real = tokens != PAD
+        mask = real[:, None, :] | ~real[:, :, None]  # phrase rows see the phrase; pads see all
+        h, cache = model.rows(tokens, positions, mask, None, cross_kv, valid)
+        lengths = real.sum(1)
+        first, last = h[:, 0], h[torch.arange(n), lengths - 1]
+        middle = (lengths + 1) // 2 - 1
+        self.cross_kv = [(expand(k, beam), expand(v, beam)) for k, v in cross_kv]
+        self.valid = expand(valid, beam)
+        self.cache = [(expand(k, beam), expand(v, beam)) for k, v in cache]
+        self.cache_valid = expand(real, beam)
+        self.frontier = expand(torch.stack([first, last], 1), beam)  # (rows, 2, D)
+        self.next_pos = expand(torch.stack([-middle - 1, lengths - middle], 1), beam)
+        self.count = torch.zeros_like(self.next_pos)  # tokens generated per side
+        self.done = torch.zeros(self.next_pos.shape, dtype=torch.bool)
+        self.side = torch.zeros(self.next_pos.shape[0], dtype=torch.long)
+
+    def _sides(self) -> torch.Tensor:
+        """`next_side` for every row at once."""
+        back_done, fwd_done = self.done[:, 0], self.done[:, 1]
+        if self.strategy == "seq-b":
+            both = torch.full_like(back_done, True)
+        elif self.strategy == "seq-f":
+            both = torch.full_like(back_done, False)
+        elif self.strategy == "tok-b":
+            both = self.count[:, 0] <= self.count[:, 1]
+        else:
+            both = self.count[:, 1] > self.count[:, 0]
+        backward = ~back_done & (fwd_done | both)
+        return torch.where(backward, BACKWARD, FORWARD)
+
+    def _append(self, prev: torch.Tensor) -> None:
+        """Add last step's tokens as decoder rows on the sides they were generated for."""
+        rows = torch.arange(prev.shape[0])
+        side = self.side
+        pos = self.next_pos[rows, side]
+        mask = torch.cat([self.cache_valid, torch.ones(len(rows), 1, dtype=torch.bool)], 1)
+        h, self.cache = self.model.rows(prev[:, None], pos[:, None], mask[:, None], self.cache,
+                                        self.cross_kv, self.valid)
+        self.cache_valid = mask
+        ended = prev == torch.where(side == BACKWARD, BOS, EOS)
+        self.done[rows, side] |= ended
+        self.frontier[rows, side] = torch.where(ended[:, None], self.frontier[rows, side], h[:, 0])
+        self.next_pos[rows, side] += torch.where(side == BACKWARD, -1, 1)
+        self.count[rows, side] += 1
+
+    def step(self, prev: torch.Tensor | None) -> torch.Tensor:
+        if prev is not None:
+            self._append(prev)
+        self.side = self._sides()
+        h = self.frontier[torch.arange(self.side.shape[0]), self.side]
+        back = self.model.logits(h, BACKWARD).log_softmax(-1)
+        fwd = self.model.logits(h, FORWARD).log_softmax(-1)
+        is_back = (self.side == BACKWARD)[:, None]
+        logp = torch.where(is_back, back, fwd)
+        logp[:, [PAD, UNK, SEP]] = float("-inf")
+        logp[:, EOS] = logp[:, EOS].masked_fill(is_back[:, 0], float("-inf"))
+        logp[:, BOS] = logp[:, BOS].masked_fill(~is_back[:, 0], float("-inf"))
+        return logp
+
+    def ends(self, src: torch.Tensor, tok: torch.Tensor) -> torch.Tensor:
+        side = self.side[src]
+        other_done = self.done[src, 1 - side]
+        return (tok == torch.where(side == BACKWARD, BOS, EOS)) & other_done
+
+    def select(self, rows: torch.Tensor, kept_inputs: torch.Tensor | None) -> None:
+        self.cache = [(k[rows], v[rows]) for k, v in self.cache]
+        for name in ("cache_valid", "frontier", "next_pos", "count", "done", "side"):
+            setattr(self, name, getattr(self, name)[rows])
+        if kept_inputs is not None:
+            same = _per_input(kept_inputs, self.beam)
+            self.cross_kv = [(k[same], v[same]) for k, v in self.cross_kv]
+            self.valid = self.valid[same]
+
+
+def generate(model: HeadlineGenerator, src: torch.Tensor, src_ext: torch.Tensor, n_ext: int,
+             beam: int = 4, n_best: int = 1, alpha: float = LENGTH_PENALTY
+             ) -> list[list[Hypothesis]]:
+    model.eval()
+    search = GeneratorSearch(model, src, src_ext, n_ext, beam)
+    return beam_search(search, src.shape[0], beam, n_best, model.cfg.max_target, alpha)
+
+
+def generate_constrained(model: Seq2BF, src: torch.Tensor, phrases: list[list[int]],
+                         beam: int = 3, n_best: int = 1, alpha: float = LENGTH_PENALTY
+                         ) -> list[list[Hypothesis]]:
+    model.eval()
+    search = Seq2BFSearch(model, src, phrases, beam)
+    return beam_search(search, src.shape[0], beam, n_best, model.cfg.max_target, alpha)
+
+
+def assemble(strategy: str, phrase: list[int], generated: list[int]) -> list[int]:
+    """A Seq2BF hypothesis (tokens in generation order) -> headline ids in reading order."""
+    left: list[int] = []
+    right: list[int] = []
+    done = [False, False]
+    for token in generated:
+        side = next_side(strategy, len(left) + done[0], len(right) + done[1], *done)
+        if token == end_marker(side):
+            done[side] = True
+        elif side == BACKWARD:
+            left.append(token)
+        else:
+            right.append(token)
+    return left[::-1] + phrase + right
+

@@ -1,0 +1,181 @@
+"""Transformer-based Seq2BF (Yamada et al.): a headline grown backward and forward from a phrase.
+
+The decoder starts from the given phrase W = w_1..w_L and generates the tokens before it
+(backward, ending with [BOS]) and after it (forward, ending with [EOS]), so the phrase is in
+the output by construction. Four generation orders (the paper's strategies):
+
+    seq-b  the whole backward sequence, then the forward one
+    seq-f  the whole forward sequence, then the backward one
+    tok-b  one token backward, one forward, alternately; once a side has ended, the other
+           goes on alone
+    tok-f  the same, starting forward
+
+Positions are relative to the phrase: its middle token w_floor((L+1)/2) is at 0, backward
+tokens negative, forward tokens positive; they enter the decoder as sinusoid encodings.
+
+Decoder rows and masks: the decoder reads the headline in natural order, [BOS] y_-M .. y_-1
+w_1 .. w_L y_1 .. y_N [EOS]. Each token has a generation step (phrase tokens 0, then 1, 2,
+... in the strategy's order) and its row attends to exactly the tokens whose step is not
+later than its own: what existed when it was generated (the paper's Figure 2). A row's
+output predicts its outward neighbour with the head of its side: w_1 and backward rows
+predict the next token to the left through the backward head, w_L and forward rows the
+next to the right through the forward head (two generation components, as in Figure 1).
+Because a row never sees later tokens, its keys and values never change once computed:
+inference caches them like any left-to-right decoder, and training computes every row at
+once under the step mask. Shapes: B batch, N headline rows, S source length, D width.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from training.headline.encoder import ENCODERS, ArticleEncoder
+from training.headline.vocab import BOS, EOS, PAD, UNK
+from training.layers import DecoderLayer, sinusoid
+
+STRATEGIES = ("seq-b", "seq-f", "tok-b", "tok-f")
+BACKWARD, FORWARD = 0, 1
+NOT_YET = 1 << 20  # generation step of padding rows: later than any real one
+
+
+@dataclass
+class Seq2BFConfig:
+    vocab_size: int
+    strategy: str = "tok-b"
+    encoder: str = "xl"
+    d_model: int = 256
+    n_heads: int = 4
+    enc_layers: int = 3
+    dec_layers: int = 3
+    d_ff: int = 1024
+    dropout: float = 0.2
+    max_source: int = 1024
+    segment_len: int = 128
+    mem_len: int = 128
+    max_target: int = 48  # generated tokens (both sides, end markers included)
+
+    def __post_init__(self):
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"strategy {self.strategy!r} not in {STRATEGIES}")
+        if self.encoder not in ENCODERS:
+            raise ValueError(f"encoder {self.encoder!r} not in {ENCODERS}")
+
+
+def next_side(strategy: str, n_back: int, n_fwd: int, back_done: bool, fwd_done: bool) -> int:
+    """Which side the next token goes to, given what was generated so far (not both done)."""
+    if back_done or fwd_done:
+        return FORWARD if back_done else BACKWARD
+    if strategy == "seq-b":
+        return BACKWARD
+    if strategy == "seq-f":
+        return FORWARD
+    if strategy == "tok-b":
+        return BACKWARD if n_back <= n_fwd else FORWARD
+    return FORWARD if n_fwd <= n_back else BACKWARD
+
+
+@dataclass
+class Layout:
+    """One training headline as decoder rows in natural order."""
+
+    tokens: list[int]
+    positions: list[int]
+    steps: list[int]
+    back_targets: list[int]  # per row: the token its backward head must predict, or PAD
+    fwd_targets: list[int]
+
+
+def layout(left: list[int], phrase: list[int], right: list[int], strategy: str) -> Layout:
+    """Token ids before, of, and after the phrase -> rows, positions, steps and targets."""
+    m, n_phrase = len(left), len(phrase)
+    tokens = [BOS, *left, *phrase, *right, EOS]
+    first, last = 1 + m, m + n_phrase  # row indices of w_1 and w_L
+    middle = first + (n_phrase + 1) // 2 - 1
+    positions = [i - middle for i in range(len(tokens))]
+    steps = [0] * len(tokens)
+    n_back = n_fwd = step = 0
+    back_total, fwd_total = m + 1, len(right) + 1  # each side ends with its marker
+    while n_back < back_total or n_fwd < fwd_total:
+        step += 1
+        side = next_side(strategy, n_back, n_fwd, n_back == back_total, n_fwd == fwd_total)
+        if side == BACKWARD:
+            steps[first - 1 - n_back] = step
+            n_back += 1
+        else:
+            steps[last + 1 + n_fwd] = step
+            n_fwd += 1
+    back = [PAD] * len(tokens)
+    fwd = [PAD] * len(tokens)
+    for i in range(1, first + 1):  # rows BOS+1 .. w_1 predict their left neighbour
+        back[i] = tokens[i - 1]
+    for i in range(last, len(tokens) - 1):  # rows w_L .. y_N predict their right neighbour
+        fwd[i] = tokens[i + 1]
+    return Layout(tokens, positions, steps, back, fwd)
+
+
+class Seq2BF(nn.Module):
+    def __init__(self, cfg: Seq2BFConfig):
+        super().__init__()
+        self.cfg = cfg
+        d = cfg.d_model
+        self.tok = nn.Embedding(cfg.vocab_size, d, padding_idx=PAD)
+        self.encoder = ArticleEncoder(cfg.encoder, d, cfg.n_heads, cfg.enc_layers, cfg.d_ff,
+                                      cfg.dropout, cfg.max_source, cfg.segment_len, cfg.mem_len)
+        self.decoder = nn.ModuleList(DecoderLayer(d, cfg.n_heads, cfg.d_ff, cfg.dropout)
+                                     for _ in range(cfg.dec_layers))
+        self.dec_ln = nn.LayerNorm(d)
+        self.drop = nn.Dropout(cfg.dropout)
+        self.heads = nn.ModuleList([nn.Linear(d, cfg.vocab_size), nn.Linear(d, cfg.vocab_size)])
+        for name, p in self.named_parameters():
+            if name.endswith("bias"):
+                nn.init.zeros_(p)
+            elif p.dim() == 2:
+                nn.init.normal_(p, std=0.02)
+        nn.init.normal_(self.tok.weight, std=d**-0.5)
+
+    def embed(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.tok(ids.masked_fill(ids >= self.cfg.vocab_size, UNK)) * self.cfg.d_model**0.5
+
+    def encode(self, src: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.encoder(self.embed(src), src != PAD)
+
+    def cross_keys_values(self, memory: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        return [layer.cross_attn.keys_values(memory) for layer in self.decoder]
+
+    def rows(self, tokens: torch.Tensor, positions: torch.Tensor, mask: torch.Tensor,
+             cache: list | None, cross_kv: list, valid: torch.Tensor) -> tuple[torch.Tensor, list]:
+        """Decoder states of new rows (B, t) given cached rows; mask: (B, t, cached + t)."""
+        y = self.drop(self.embed(tokens) + sinusoid(positions, self.cfg.d_model))
+        new_cache = []
+        for i, layer in enumerate(self.decoder):
+            k, v = layer.self_attn.keys_values(layer.ln1(y))
+            if cache is not None:
+                k, v = torch.cat([cache[i][0], k], 2), torch.cat([cache[i][1], v], 2)
+            new_cache.append((k, v))
+            y = layer(y, (k, v), mask[:, None], cross_kv[i], valid[:, None, None, :])
+        return self.dec_ln(y), new_cache
+
+    def logits(self, h: torch.Tensor, side: int) -> torch.Tensor:
+        return self.heads[side](h)
+
+    def forward(self, src: torch.Tensor, tokens: torch.Tensor, positions: torch.Tensor,
+                steps: torch.Tensor, back_targets: torch.Tensor,
+                fwd_targets: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Teacher-forced loss over both heads; all row tensors (B, N), padded with PAD
+        tokens, NOT_YET steps and PAD targets."""
+        memory, valid = self.encode(src)
+        mask = steps[:, None, :] <= steps[:, :, None]  # row i sees j iff step j <= step i
+        h, _ = self.rows(tokens, positions, mask, None, self.cross_keys_values(memory), valid)
+        back, fwd = back_targets != PAD, fwd_targets != PAD
+        logits = torch.cat([self.logits(h[back], BACKWARD), self.logits(h[fwd], FORWARD)])
+        targets = torch.cat([back_targets[back], fwd_targets[fwd]])
+        nll = F.cross_entropy(logits, targets.masked_fill(targets >= self.cfg.vocab_size, UNK))
+        return {"loss": nll, "nll": nll}
+
+
+def end_marker(side: int) -> int:
+    return BOS if side == BACKWARD else EOS
