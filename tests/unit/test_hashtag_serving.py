@@ -2,7 +2,7 @@
 
 import pytest
 
-from training.hashtag.serving import resolve_language
+from training.language import resolve_language
 
 
 @pytest.mark.parametrize(

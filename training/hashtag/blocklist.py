@@ -15,10 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from training.hashtag.text import split_hashtag
+from training.language import is_cjk
 
 
 def _has_cjk(text: str) -> bool:
-    return any("\u4e00" <= c <= "\u9fff" or "\u3400" <= c <= "\u4dbf" for c in text)
+    return any(is_cjk(c) for c in text)
 
 
 class Blocklist:

@@ -2,8 +2,8 @@
 
     python -m training export hashtag --checkpoint runs/hashtag_en_soft_manhattan/best.pt
 
-One Triton model serves both languages: version N+1 gets model.py and the other language's
-checkpoint from version N, plus this checkpoint as hashtag_<lang>.pt. (A newest version
+One Triton model serves both languages: version N+1 gets every file of version N (model.py,
+blocklist.txt, the other language's checkpoint), with this checkpoint as hashtag_<lang>.pt. (A newest version
 that holds no checkpoint yet is filled in place.) Triton, in explicit model-control mode,
 serves it after the next load request.
 """
@@ -33,9 +33,8 @@ def export(checkpoint: str, repository: str) -> Path:
     else:
         target = model_dir / str(versions[-1] + 1)
         target.mkdir()
-        shutil.copy2(newest / "model.py", target / "model.py")
-        for other in newest.glob("hashtag_*.pt"):
-            if other.name != f"hashtag_{lang}.pt":
+        for other in newest.iterdir():
+            if other.is_file() and other.name != f"hashtag_{lang}.pt":
                 shutil.copy2(other, target / other.name)
     shutil.copy2(checkpoint, target / f"hashtag_{lang}.pt")
     return target

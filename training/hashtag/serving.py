@@ -13,23 +13,10 @@ from pathlib import Path
 
 from training.hashtag.blocklist import Blocklist
 from training.hashtag.predictor import HashtagPredictor
+from training.language import resolve_language
 
 LANGUAGES = ("en", "zh")
 MAX_TEXT_CHARS = 20_000  # cut before tokenizing; the model reads far fewer tokens anyway
-
-
-def _is_cjk(c: str) -> bool:
-    return "\u4e00" <= c <= "\u9fff" or "\u3400" <= c <= "\u4dbf"
-
-
-def resolve_language(lang: str, text: str) -> str:
-    """'zh-Hans' -> 'zh', 'EN' -> 'en', '' -> guessed from the text's script."""
-    base = lang.strip().lower().replace("_", "-").split("-")[0]
-    if base:
-        return base
-    letters = [c for c in text if c.isalpha()]
-    cjk = sum(_is_cjk(c) for c in letters)
-    return "zh" if letters and cjk / len(letters) >= 0.3 else "en"
 
 
 class HashtagService:

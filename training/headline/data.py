@@ -1,0 +1,154 @@
+"""Article/headline pairs -> encoded examples -> padded batches for all headline models.
+
+Lines of the data files are `{"article": ..., "headline": ..., "phrase": ...}` (extra fields
+ignored). The phrase is a substring of the headline; for Seq2BF the headline is encoded in
+three parts, before / phrase / after, so that the phrase's token ids are exactly those the
+model is given at inference (the phrase encoded on its own). For English that can add a
+space where a phrase is glued to punctuation ("(Toyota" -> "( Toyota"); ROUGE ignores it.
+
+He et al.'s comparator reads `phrase [SEP] article`; during training the phrase is removed
+from the article in half of the examples (their phrase dropping), so the model learns to
+take it from the prefix.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from training.headline.seq2bf import NOT_YET, STRATEGIES, layout
+from training.headline.vocab import BOS, EOS, PAD, SEP, Source, Vocab
+
+PHRASE_DROP = 0.5  # He et al.: share of training examples whose article loses the phrase
+
+
+@dataclass
+class Pair:
+    article: str
+    headline: str
+    phrase: str = ""
+
+
+@dataclass
+class Example:
+    source: Source  # the article
+    target: list[int]  # headline in extended ids, + [EOS]
+    left: list[int]  # headline tokens before the phrase
+    phrase: list[int]
+    right: list[int]
+    prefixed: list[int]  # phrase [SEP] article (He et al.)
+    prefixed_dropped: list[int]  # phrase [SEP] article without the phrase
+
+
+def read_pairs(path: str | Path) -> list[Pair]:
+    with open(path, encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    return [Pair(r["article"], r.get("headline", ""), r.get("phrase") or "") for r in rows]
+
+
+def split_headline(headline: str, phrase: str) -> tuple[str, str]:
+    """Text before and after the first occurrence of the phrase (which must occur)."""
+    at = headline.find(phrase)
+    if not phrase or at < 0:
+        raise ValueError(f"phrase {phrase!r} is not in headline {headline!r}")
+    return headline[:at], headline[at + len(phrase):]
+
+
+def prefix_phrase(phrase_ids: list[int], article_ids: list[int]) -> list[int]:
+    return [*phrase_ids, SEP, *article_ids]
+
+
+def encode(pair: Pair, vocab: Vocab, max_source: int, max_target: int) -> Example:
+    source = vocab.encode_source(pair.article)
+    source.ids, source.ext_ids = source.ids[:max_source], source.ext_ids[:max_source]
+    target = vocab.encode_target(pair.headline, source.oovs)[: max_target - 1] + [EOS]
+    left = right = phrase = prefixed = dropped = []
+    if pair.phrase and pair.phrase in pair.headline:
+        before, after = split_headline(pair.headline, pair.phrase)
+        left, phrase, right = vocab.encode(before), vocab.encode(pair.phrase), vocab.encode(after)
+        prefixed = prefix_phrase(phrase, source.ids)[:max_source]
+        without = pair.article.replace(pair.phrase, " ")
+        dropped = prefix_phrase(phrase, vocab.encode(without))[:max_source]
+    return Example(source, target, left, phrase, right, prefixed, dropped)
+
+
+def pad(rows: list[list[int]], value: int = PAD) -> torch.Tensor:
+    width = max(len(r) for r in rows)
+    return torch.tensor([r + [value] * (width - len(r)) for r in rows], dtype=torch.long)
+
+
+@dataclass
+class GeneratorBatch:
+    src: torch.Tensor  # (B, S)
+    src_ext: torch.Tensor  # (B, S) extended ids
+    n_ext: int  # article-local ids in use (max over the batch)
+    y_in: torch.Tensor  # (B, T) [BOS] y1 ..
+    targets: torch.Tensor  # (B, T) y1 .. [EOS], extended ids
+
+    def inputs(self) -> tuple:
+        return self.src, self.src_ext, self.n_ext, self.y_in, self.targets
+
+
+def generator_batch(examples: list[Example], prefixed: bool = False,
+                    rng: random.Random | None = None) -> GeneratorBatch:
+    """Full-generator batch; `prefixed` gives He et al.'s input (no copying from it)."""
+    if prefixed:
+        srcs = [e.prefixed_dropped if rng and rng.random() < PHRASE_DROP else e.prefixed
+                for e in examples]
+        src = pad(srcs)
+        src_ext, n_ext = src, 0
+    else:
+        src = pad([e.source.ids for e in examples])
+        src_ext = pad([e.source.ext_ids for e in examples])
+        n_ext = max(len(e.source.oovs) for e in examples)
+    targets = [e.target for e in examples]  # a model without copying reads extended ids as UNK
+    return GeneratorBatch(src, src_ext, n_ext, pad([[BOS] + t[:-1] for t in targets]),
+                          pad(targets))
+
+
+@dataclass
+class Seq2BFBatch:
+    src: torch.Tensor
+    tokens: torch.Tensor  # (B, N) headline rows in reading order
+    positions: torch.Tensor  # (B, N) relative to the phrase
+    steps: torch.Tensor  # (B, N) generation step per row
+    back_targets: torch.Tensor
+    fwd_targets: torch.Tensor
+
+    def inputs(self) -> tuple:
+        return (self.src, self.tokens, self.positions, self.steps, self.back_targets,
+                self.fwd_targets)
+
+
+def seq2bf_batch(examples: list[Example], strategy: str,
+                 rng: random.Random | None = None) -> Seq2BFBatch:
+    """`strategy` "mixed" draws one of the four orders per example."""
+    laid = []
+    for e in examples:
+        order = rng.choice(STRATEGIES) if strategy == "mixed" else strategy
+        laid.append(layout(e.left, e.phrase, e.right, order))
+    return Seq2BFBatch(pad([e.source.ids for e in examples]), pad([x.tokens for x in laid]),
+                       pad([x.positions for x in laid], 0), pad([x.steps for x in laid], NOT_YET),
+                       pad([x.back_targets for x in laid]), pad([x.fwd_targets for x in laid]))
+
+
+def batches(examples: list[Example], max_tokens: int,
+            rng: random.Random) -> Iterator[list[Example]]:
+    """Shuffled batches of similar source length, each at most `max_tokens` padded source
+    tokens (long articles come in small batches, short ones in large ones)."""
+    order = sorted(examples, key=lambda e: len(e.source.ids) * (1 + 0.1 * rng.random()))
+    groups, current = [], []
+    for e in order:
+        width = max([len(e.source.ids)] + [len(x.source.ids) for x in current])
+        if current and width * (len(current) + 1) > max_tokens:
+            groups.append(current)
+            current = []
+        current.append(e)
+    groups += [current] if current else []
+    rng.shuffle(groups)
+    yield from groups
