@@ -3,9 +3,9 @@
     python -m training export hashtag --checkpoint runs/hashtag_en_soft_manhattan/best.pt
 
 One Triton model serves both languages: version N+1 gets every file of version N (model.py,
-blocklist.txt, the other language's checkpoint), with this checkpoint as hashtag_<lang>.pt. (A newest version
-that holds no checkpoint yet is filled in place.) Triton, in explicit model-control mode,
-serves it after the next load request.
+blocklist.txt, the other language's checkpoint), with this checkpoint as hashtag_<lang>.pt.
+(A newest version that holds no checkpoint yet is filled in place.) Triton, in explicit
+model-control mode, serves it after the next load request.
 """
 
 from __future__ import annotations

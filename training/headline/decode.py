@@ -14,7 +14,14 @@ import torch
 
 from training.beam import Hypothesis, beam_search, expand
 from training.headline.model import HeadlineGenerator
-from training.headline.seq2bf import BACKWARD, FORWARD, Seq2BF, end_marker, next_side
+from training.headline.seq2bf import (
+    BACKWARD,
+    FORWARD,
+    STRATEGIES,
+    Seq2BF,
+    end_marker,
+    next_side,
+)
 from training.headline.vocab import BOS, EOS, PAD, SEP, UNK
 
 # alpha of GNMT's length penalty; headlines are short and models trained on them tend to
@@ -84,8 +91,9 @@ class GeneratorSearch:
 class Seq2BFSearch:
     """Rows grow a headline on the side the strategy names; see seq2bf.py."""
 
-    def __init__(self, model: Seq2BF, src: torch.Tensor, phrases: list[list[int]], beam: int):
-        self.model, self.beam, self.strategy = model, beam, model.cfg.strategy
+    def __init__(self, model: Seq2BF, src: torch.Tensor, phrases: list[list[int]], beam: int,
+                 strategy: str):
+        self.model, self.beam, self.strategy = model, beam, strategy
         memory, valid = model.encode(src)
         cross_kv = model.cross_keys_values(memory)
         n, width = len(phrases), max(len(p) for p in phrases)
@@ -178,15 +186,19 @@ def generate(model: HeadlineGenerator, src: torch.Tensor, src_ext: torch.Tensor,
 
 
 def generate_constrained(model: Seq2BF, src: torch.Tensor, phrases: list[list[int]],
-                         beam: int = 3, n_best: int = 1, alpha: float = LENGTH_PENALTY
-                         ) -> list[list[Hypothesis]]:
+                         beam: int = 3, n_best: int = 1, strategy: str = "tok-b",
+                         alpha: float = LENGTH_PENALTY) -> list[list[Hypothesis]]:
+    """Seq2BF beam search in the given generation order (the paper's beam is 3)."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy {strategy!r} not in {STRATEGIES}")
     model.eval()
-    search = Seq2BFSearch(model, src, phrases, beam)
+    search = Seq2BFSearch(model, src, phrases, beam, strategy)
     return beam_search(search, src.shape[0], beam, n_best, model.cfg.max_target, alpha)
 
 
-def assemble(strategy: str, phrase: list[int], generated: list[int]) -> list[int]:
-    """A Seq2BF hypothesis (tokens in generation order) -> headline ids in reading order."""
+def assemble(strategy: str, generated: list[int]) -> tuple[list[int], list[int]]:
+    """A Seq2BF hypothesis (tokens in generation order) -> the ids before and after the
+    phrase, in reading order."""
     left: list[int] = []
     right: list[int] = []
     done = [False, False]
@@ -198,5 +210,5 @@ def assemble(strategy: str, phrase: list[int], generated: list[int]) -> list[int
             left.append(token)
         else:
             right.append(token)
-    return left[::-1] + phrase + right
+    return left[::-1], right
 

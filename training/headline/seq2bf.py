@@ -38,6 +38,9 @@ from training.headline.vocab import BOS, EOS, PAD, UNK
 from training.layers import DecoderLayer, sinusoid
 
 STRATEGIES = ("seq-b", "seq-f", "tok-b", "tok-f")
+# Training may also draw one of the four orders per example ("mixed"): one model then
+# serves every order, which the paper trains a model each for.
+TRAINING_STRATEGIES = (*STRATEGIES, "mixed")
 BACKWARD, FORWARD = 0, 1
 NOT_YET = 1 << 20  # generation step of padding rows: later than any real one
 
@@ -45,7 +48,7 @@ NOT_YET = 1 << 20  # generation step of padding rows: later than any real one
 @dataclass
 class Seq2BFConfig:
     vocab_size: int
-    strategy: str = "tok-b"
+    strategy: str = "tok-b"  # the order trained (and the default order for decoding)
     encoder: str = "xl"
     d_model: int = 256
     n_heads: int = 4
@@ -59,8 +62,8 @@ class Seq2BFConfig:
     max_target: int = 48  # generated tokens (both sides, end markers included)
 
     def __post_init__(self):
-        if self.strategy not in STRATEGIES:
-            raise ValueError(f"strategy {self.strategy!r} not in {STRATEGIES}")
+        if self.strategy not in TRAINING_STRATEGIES:
+            raise ValueError(f"strategy {self.strategy!r} not in {TRAINING_STRATEGIES}")
         if self.encoder not in ENCODERS:
             raise ValueError(f"encoder {self.encoder!r} not in {ENCODERS}")
 

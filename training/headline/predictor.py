@@ -1,0 +1,156 @@
+"""Load a headline checkpoint and turn raw articles (and phrases) into scored headlines.
+
+Used by `training evaluate`, the benchmark and the Triton models, so they cannot disagree.
+Three kinds of checkpoint:
+
+    generator  full headlines (HeadlineGenerator: transformer / pointer-generator / xl-cc)
+    he         constrained headlines by He et al.'s method: a generator reading
+               `phrase [SEP] article`; inclusion of the phrase is likely, not guaranteed
+    seq2bf     constrained headlines grown around the phrase (Seq2BF); any of the four
+               generation orders can be asked for, the one it was trained with is default
+
+Weights are stored in fp16 and computed in fp32 (CPU fp16 matmuls are slow). A headline's
+score is its length-normalised log-probability (the beam's ranking score).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from training.headline.data import prefix_phrase
+from training.headline.decode import assemble, generate, generate_constrained
+from training.headline.model import HeadlineConfig, HeadlineGenerator
+from training.headline.seq2bf import STRATEGIES, Seq2BF, Seq2BFConfig
+from training.headline.vocab import Source, Vocab
+
+KINDS = ("generator", "he", "seq2bf")
+BATCH_TOKENS = 16_384  # padded source tokens per forward pass
+
+
+@dataclass
+class Headlines:
+    candidates: list[tuple[str, float]]  # best first
+    truncated: bool  # the article was longer than the model reads (cfg.max_source tokens)
+
+
+def save_checkpoint(path: str | Path, model: torch.nn.Module, vocab: Vocab, lang: str,
+                    kind: str, meta: dict) -> None:
+    state = {k: v.half() if v.is_floating_point() else v for k, v in model.state_dict().items()}
+    torch.save({"kind": kind, "config": asdict(model.cfg), "vocab": vocab.to_state(),
+                "lang": lang, "model": state, "meta": meta}, path)
+
+
+def build_model(kind: str, config: dict) -> torch.nn.Module:
+    if kind not in KINDS:
+        raise ValueError(f"checkpoint kind {kind!r} not in {KINDS}")
+    if kind == "seq2bf":
+        return Seq2BF(Seq2BFConfig(**config))
+    return HeadlineGenerator(HeadlineConfig(**config))
+
+
+def _batches(lengths: list[int]) -> list[list[int]]:
+    """Indices grouped by similar length, each group within BATCH_TOKENS padded tokens."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    groups: list[list[int]] = []
+    for i in order:
+        if groups and max(lengths[i], 1) * (len(groups[-1]) + 1) <= BATCH_TOKENS:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
+def _pad(rows: list[list[int]]) -> torch.Tensor:
+    width = max(len(r) for r in rows)
+    return torch.tensor([r + [0] * (width - len(r)) for r in rows], dtype=torch.long)
+
+
+class HeadlinePredictor:
+    def __init__(self, checkpoint: str | Path, threads: int | None = None):
+        if threads:
+            torch.set_num_threads(threads)
+        state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+        self.kind: str = state["kind"]
+        self.lang: str = state["lang"]
+        self.meta: dict = state.get("meta", {})
+        self.vocab = Vocab.from_state(state["vocab"])
+        self.model = build_model(self.kind, state["config"])
+        self.model.load_state_dict({k: v.float() for k, v in state["model"].items()})
+        self.model.eval().requires_grad_(False)
+        self.cfg = self.model.cfg
+
+    @property
+    def name(self) -> str:
+        return self.meta.get("run", self.kind)
+
+    def _sources(self, articles: list[str]) -> tuple[list[Source], list[bool]]:
+        sources, truncated = [], []
+        for text in articles:
+            s = self.vocab.encode_source(text)
+            truncated.append(len(s.ids) > self.cfg.max_source)
+            s.ids, s.ext_ids = s.ids[: self.cfg.max_source], s.ext_ids[: self.cfg.max_source]
+            sources.append(s)
+        return sources, truncated
+
+    def headlines(self, articles: list[str], beam: int = 4, n_best: int = 1) -> list[Headlines]:
+        """Full headlines (generator checkpoints)."""
+        if self.kind != "generator":
+            raise ValueError(f"a {self.kind} checkpoint generates constrained headlines only")
+        sources, truncated = self._sources(articles)
+        out: list[Headlines | None] = [None] * len(articles)
+        for group in _batches([len(s.ids) for s in sources]):
+            chunk = [sources[i] for i in group]
+            n_ext = max(len(s.oovs) for s in chunk)
+            hyps = generate(self.model, _pad([s.ids for s in chunk]),
+                            _pad([s.ext_ids for s in chunk]), n_ext, beam, n_best)
+            for i, s, h in zip(group, chunk, hyps, strict=True):
+                out[i] = Headlines([(self.vocab.decode(x.tokens, s.oovs), round(x.score, 4))
+                                    for x in h], truncated[i])
+        return out
+
+    def constrained(self, articles: list[str], phrases: list[str], strategy: str | None = None,
+                    beam: int = 3, n_best: int = 1) -> list[Headlines]:
+        """Headlines containing each article's phrase (he and seq2bf checkpoints)."""
+        if self.kind == "generator":
+            raise ValueError("a generator checkpoint has no phrase input; use headlines()")
+        for p in phrases:
+            if not p.strip():
+                raise ValueError("a required phrase is empty")
+        sources, truncated = self._sources(articles)
+        phrase_ids = [self.vocab.encode(p) for p in phrases]
+        out: list[Headlines | None] = [None] * len(articles)
+        for group in _batches([len(s.ids) + len(p) + 1 for s, p in zip(sources, phrase_ids,
+                                                                          strict=True)]):
+            if self.kind == "he":
+                src = _pad([prefix_phrase(phrase_ids[i], sources[i].ids)[: self.cfg.max_source]
+                            for i in group])
+                hyps = generate(self.model, src, src, 0, beam, n_best)
+                for i, h in zip(group, hyps, strict=True):
+                    out[i] = Headlines([(self.vocab.decode(x.tokens), round(x.score, 4))
+                                        for x in h], truncated[i])
+                continue
+            order = strategy or self.default_strategy
+            if order not in STRATEGIES:
+                raise ValueError(f"strategy {order!r} not in {STRATEGIES}")
+            hyps = generate_constrained(self.model, _pad([sources[i].ids for i in group]),
+                                        [phrase_ids[i] for i in group], beam, n_best, order)
+            for i, h in zip(group, hyps, strict=True):
+                out[i] = Headlines([(self._around(phrases[i], x.tokens, order), round(x.score, 4))
+                                    for x in h], truncated[i])
+        return out
+
+    @property
+    def default_strategy(self) -> str:
+        trained = getattr(self.cfg, "strategy", "tok-b")
+        return trained if trained in STRATEGIES else "tok-b"
+
+    def _around(self, phrase: str, generated: list[int], strategy: str) -> str:
+        """The phrase as given, with the generated text before and after it, so the phrase
+        appears verbatim even if some of its characters are unknown to the vocabulary."""
+        left, right = assemble(strategy, generated)
+        before, after = self.vocab.decode(left), self.vocab.decode(right)
+        glue = "" if self.lang == "zh" else " "
+        return glue.join(part for part in (before, phrase.strip(), after) if part)
