@@ -10,6 +10,14 @@
     python -m training export pos --checkpoint runs/pos_dcnn/best.pt [--repository model_repository]
     python -m training baseline pos --data FILE.conll --tagset ptb|ark
     python -m training inspect pos [--model PATH]
+    python -m training train headline --config training/configs/headline_en.toml
+        [--variant xl-cc|pointer-generator|transformer] [--smooth-alpha A]
+    python -m training train constrained-headline --config training/configs/headline_en.toml
+        [--strategy tok-b|tok-f|seq-b|seq-f|mixed|he]
+    python -m training evaluate headline --data FILE.jsonl [--model PATH] [--beam 4]
+    python -m training evaluate constrained-headline --data FILE.jsonl --strategy tok-b [--beam 3]
+    python -m training baseline headline --data FILE.jsonl
+    python -m training export headline|constrained-headline --checkpoint runs/<run>/best.pt
 """
 
 from __future__ import annotations
@@ -26,45 +34,59 @@ def main(argv: list[str] | None = None) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p_train = sub.add_parser("train", help="train a model from a config file")
-    p_train.add_argument("task", choices=["pos", "hashtag"])
+    p_train.add_argument("task", choices=["pos", "hashtag", "headline", "constrained-headline"])
     p_train.add_argument("--config", required=True, help="TOML file under training/configs/")
-    p_train.add_argument("--variant", help="hashtag: transformer|softbase|hardbase|soft|hard")
+    p_train.add_argument("--variant", help="hashtag: transformer|softbase|hardbase|soft|hard; "
+                         "headline: xl-cc|pointer-generator|transformer")
+    p_train.add_argument("--strategy", help="constrained-headline: tok-b|tok-f|seq-b|seq-f|"
+                         "mixed (Seq2BF) or he (He et al.'s comparator)")
+    p_train.add_argument("--smooth-alpha", type=float,
+                         help="headline: smooth-embedding alpha (0 = off; default from config)")
     p_train.add_argument("--similarity", help="hashtag: euclidean|mahalanobis|cosine|manhattan")
     p_train.add_argument("--quick", action="store_true", help="about one minute, for smoke tests")
     p_train.add_argument("--resume", action="store_true", help="continue from runs/<name>/last.pt")
     p_train.add_argument("--out", default=str(REPO_ROOT / "runs"), help="runs directory")
 
     p_eval = sub.add_parser("evaluate", help="score a model; last stdout line is JSON")
-    p_eval.add_argument("task", choices=["pos", "hashtag"])
+    p_eval.add_argument("task", choices=["pos", "hashtag", "headline", "constrained-headline"])
     p_eval.add_argument("--data", required=True,
-                        help="pos: CoNLL TOKEN<TAB>TAG lines; hashtag: JSONL {text, hashtags}")
+                        help="pos: CoNLL TOKEN<TAB>TAG lines; hashtag: JSONL {text, hashtags}; "
+                        "headlines: JSONL {article, headline, phrase}")
     p_eval.add_argument("--tagset", choices=["ptb", "ark"], help="pos: which tags to score")
-    p_eval.add_argument("--lang", choices=["en", "zh"], help="hashtag: language of the posts")
+    p_eval.add_argument("--lang", choices=["en", "zh"],
+                        help="hashtag: language of the posts; headlines: default guessed")
     p_eval.add_argument("--model", help="checkpoint (default: the newest shipped version)")
-    p_eval.add_argument("--beam", type=int, default=20, help="hashtag: beam size (paper: 20)")
+    p_eval.add_argument("--beam", type=int,
+                        help="beam size (hashtag 20 as the paper; headline 4; constrained 3)")
+    p_eval.add_argument("--strategy", choices=["seq-b", "seq-f", "tok-b", "tok-f"],
+                        help="constrained-headline: Seq2BF generation order")
     p_eval.add_argument("--n-best", type=int, default=10,
                         help="hashtag: sequences pooled for F1@k (paper: 10)")
 
     p_export = sub.add_parser("export", help="publish a checkpoint as a new Triton model version")
-    p_export.add_argument("task", choices=["pos", "hashtag"])
+    p_export.add_argument("task", choices=["pos", "hashtag", "headline", "constrained-headline"])
     p_export.add_argument("--checkpoint", required=True)
     p_export.add_argument("--repository", default=str(REPO_ROOT / "model_repository"))
 
-    p_base = sub.add_parser("baseline", help="most-frequent-tag baseline; last line is JSON")
-    p_base.add_argument("task", choices=["pos", "hashtag"])
-    p_base.add_argument("--data", required=True, help="CoNLL file (pos) or JSONL (hashtag)")
+    p_base = sub.add_parser("baseline", help="simple baselines (pos: most frequent tag; "
+                            "hashtag: Ext.TFIDF; headline: Lead-1); last line is JSON")
+    p_base.add_argument("task", choices=["pos", "hashtag", "headline"])
+    p_base.add_argument("--data", required=True, help="CoNLL file (pos) or JSONL")
     p_base.add_argument("--tagset", choices=["ptb", "ark"], help="pos: which tags to score")
-    p_base.add_argument("--lang", choices=["en", "zh"], help="hashtag: language (Ext.TFIDF)")
+    p_base.add_argument("--lang", choices=["en", "zh"],
+                        help="hashtag: language (Ext.TFIDF); headline: default guessed")
 
     p_insp = sub.add_parser("inspect", help="DCNN context vectors and scalings per domain")
     p_insp.add_argument("task", choices=["pos"])
     p_insp.add_argument("--model", help="dcnn checkpoint (default: the shipped one)")
 
     args = parser.parse_args(argv)
-    need = {"pos": "tagset", "hashtag": "lang"}.get(args.task)
-    if args.command in ("evaluate", "baseline") and getattr(args, need) is None:
+    need = {"pos": "tagset", "hashtag": "lang", "constrained-headline": "strategy"}.get(args.task)
+    if (need and args.command in ("evaluate", "baseline") and getattr(args, need, "") is None):
         parser.error(f"{args.command} {args.task} needs --{need}")
-    if args.command == "train" and args.task == "hashtag":
+    if args.command in ("train", "evaluate", "baseline", "export") and "headline" in args.task:
+        headline_command(args)
+    elif args.command == "train" and args.task == "hashtag":
         from training.hashtag.train import train as train_hashtag
 
         train_hashtag(args.config, args.variant, args.similarity, quick=args.quick,
@@ -76,7 +98,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "evaluate" and args.task == "hashtag":
         from training.hashtag.evaluate import evaluate as evaluate_hashtag
 
-        print(json.dumps(evaluate_hashtag(args.data, args.lang, args.model, args.beam,
+        print(json.dumps(evaluate_hashtag(args.data, args.lang, args.model, args.beam or 20,
                                           args.n_best)))
     elif args.command == "evaluate":
         from training.pos.evaluate import evaluate
@@ -102,6 +124,32 @@ def main(argv: list[str] | None = None) -> None:
         from training.pos.export import export
 
         print(export(args.checkpoint, args.repository))
+
+
+def headline_command(args: argparse.Namespace) -> None:
+    if args.command == "train":
+        from training.headline.train import train
+
+        choice = args.variant if args.task == "headline" else args.strategy
+        train(args.config, args.task, choice, args.smooth_alpha, quick=args.quick,
+              resume=args.resume, out_dir=args.out)
+    elif args.command == "evaluate" and args.task == "headline":
+        from training.headline.evaluate import evaluate_headline
+
+        print(json.dumps(evaluate_headline(args.data, args.model, args.beam or 4, args.lang)))
+    elif args.command == "evaluate":
+        from training.headline.evaluate import evaluate_constrained
+
+        print(json.dumps(evaluate_constrained(args.data, args.strategy, args.model,
+                                              args.beam or 3, args.lang)))
+    elif args.command == "baseline":
+        from training.headline.evaluate import evaluate_lead
+
+        print(json.dumps(evaluate_lead(args.data, args.lang)))
+    else:
+        from training.headline.export import export
+
+        print(export(args.checkpoint, args.task, args.repository))
 
 
 if __name__ == "__main__":

@@ -69,18 +69,22 @@ def _pad(rows: list[list[int]]) -> torch.Tensor:
 
 
 class HeadlinePredictor:
-    def __init__(self, checkpoint: str | Path, threads: int | None = None):
+    def __init__(self, model: torch.nn.Module, vocab: Vocab, lang: str, kind: str,
+                 meta: dict | None = None):
+        self.model, self.vocab, self.lang, self.kind = model, vocab, lang, kind
+        self.meta = meta or {}
+        self.cfg = model.cfg
+
+    @classmethod
+    def load(cls, checkpoint: str | Path, threads: int | None = None) -> HeadlinePredictor:
         if threads:
             torch.set_num_threads(threads)
         state = torch.load(checkpoint, map_location="cpu", weights_only=False)
-        self.kind: str = state["kind"]
-        self.lang: str = state["lang"]
-        self.meta: dict = state.get("meta", {})
-        self.vocab = Vocab.from_state(state["vocab"])
-        self.model = build_model(self.kind, state["config"])
-        self.model.load_state_dict({k: v.float() for k, v in state["model"].items()})
-        self.model.eval().requires_grad_(False)
-        self.cfg = self.model.cfg
+        model = build_model(state["kind"], state["config"])
+        model.load_state_dict({k: v.float() for k, v in state["model"].items()})
+        model.eval().requires_grad_(False)
+        return cls(model, Vocab.from_state(state["vocab"]), state["lang"], state["kind"],
+                   state.get("meta", {}))
 
     @property
     def name(self) -> str:

@@ -1,0 +1,115 @@
+"""Score headline models on a JSONL file of {"article", "headline", "phrase"} lines.
+
+    python -m training evaluate headline --data FILE.jsonl [--model PATH] [--beam 4]
+    python -m training evaluate constrained-headline --data FILE.jsonl \
+        --strategy seq-b|seq-f|tok-b|tok-f [--model PATH] [--beam 3]
+    python -m training baseline headline --data FILE.jsonl        (Lead-1)
+
+Without --model the newest shipped version of `headline_generator` (or
+`constrained_headline_generator`) for the file's language is used; the language is taken
+from --lang or guessed from the articles' script. Output: ROUGE-1/2/L P/R/F (metrics.py),
+plus success rate and ALD for constrained headlines.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from pathlib import Path
+
+from training.headline.data import Pair, read_pairs
+from training.headline.metrics import ald, rouge, success_rate
+from training.headline.predictor import HeadlinePredictor, Headlines
+from training.language import resolve_language
+from training.paths import REPO_ROOT
+
+FULL_MODEL = REPO_ROOT / "model_repository" / "headline_generator"
+CONSTRAINED_MODEL = REPO_ROOT / "model_repository" / "constrained_headline_generator"
+CHUNK = 32  # articles per progress update
+
+
+def shipped_checkpoint(lang: str, repository: Path) -> Path:
+    """The newest version directory's `headline_<lang>.pt`."""
+    versions = sorted((int(p.name) for p in repository.glob("[0-9]*") if p.is_dir()), reverse=True)
+    for v in versions:
+        path = repository / str(v) / f"headline_{lang}.pt"
+        if path.exists():
+            return path
+    raise SystemExit(f"no shipped model for {lang!r} under {repository}; pass --model")
+
+
+def data_language(pairs: list[Pair], lang: str | None) -> str:
+    guessed = lang or resolve_language("", " ".join(p.article[:200] for p in pairs[:50]))
+    if guessed not in ("en", "zh"):
+        raise SystemExit(f"language {guessed!r} is not supported; expected en or zh")
+    return guessed
+
+
+def _load(model: str | None, lang: str, repository: Path) -> HeadlinePredictor:
+    predictor = HeadlinePredictor.load(model or shipped_checkpoint(lang, repository), threads=2)
+    if predictor.lang != lang:
+        raise SystemExit(f"{model} is a {predictor.lang!r} model, but the data is {lang!r}")
+    return predictor
+
+
+def _run(pairs: list[Pair], generate) -> list[Headlines]:
+    outputs: list[Headlines] = []
+    for i in range(0, len(pairs), CHUNK):
+        outputs += generate(pairs[i : i + CHUNK])
+        print(f"\r{len(outputs)}/{len(pairs)} articles", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    return outputs
+
+
+def evaluate_headline(data: str, model: str | None = None, beam: int = 4,
+                      lang: str | None = None) -> dict:
+    pairs = read_pairs(data)
+    lang = data_language(pairs, lang)
+    predictor = _load(model, lang, FULL_MODEL)
+    t0 = time.time()
+    outputs = _run(pairs, lambda chunk: predictor.headlines([p.article for p in chunk], beam))
+    predictions = [o.candidates[0][0] for o in outputs]
+    return {**rouge(predictions, [p.headline for p in pairs], lang), "articles": len(pairs),
+            "ald": ald(predictions, [p.headline for p in pairs], lang), "model": predictor.name,
+            "lang": lang, "beam": beam, "seconds": round(time.time() - t0, 1)}
+
+
+def evaluate_constrained(data: str, strategy: str, model: str | None = None, beam: int = 3,
+                         lang: str | None = None) -> dict:
+    pairs = read_pairs(data)
+    missing = sum(not p.phrase for p in pairs)
+    if missing:
+        raise SystemExit(f"{missing} lines of {data} have no 'phrase'")
+    lang = data_language(pairs, lang)
+    predictor = _load(model, lang, CONSTRAINED_MODEL)
+    t0 = time.time()
+    outputs = _run(pairs, lambda chunk: predictor.constrained(
+        [p.article for p in chunk], [p.phrase for p in chunk], strategy, beam))
+    predictions = [o.candidates[0][0] for o in outputs]
+    references = [p.headline for p in pairs]
+    return {**rouge(predictions, references, lang), "articles": len(pairs),
+            "success_rate": success_rate(predictions, [p.phrase for p in pairs], lang),
+            "ald": ald(predictions, references, lang), "model": predictor.name,
+            "strategy": strategy if predictor.kind == "seq2bf" else "he", "lang": lang,
+            "beam": beam, "seconds": round(time.time() - t0, 1)}
+
+
+_EN_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+_ZH_SENTENCE = re.compile(r"(?<=[。！？!?])")
+
+
+def lead_sentence(article: str, lang: str) -> str:
+    """The article's first sentence (the 'First sentence' baseline of the XL-CC paper)."""
+    first_paragraph = next((line for line in article.splitlines() if line.strip()), "")
+    splitter = _ZH_SENTENCE if lang == "zh" else _EN_SENTENCE
+    return next((s.strip() for s in splitter.split(first_paragraph) if s.strip()), "")
+
+
+def evaluate_lead(data: str, lang: str | None = None) -> dict:
+    pairs = read_pairs(data)
+    lang = data_language(pairs, lang)
+    predictions = [lead_sentence(p.article, lang) for p in pairs]
+    references = [p.headline for p in pairs]
+    return {**rouge(predictions, references, lang), "articles": len(pairs),
+            "ald": ald(predictions, references, lang), "model": "lead-1", "lang": lang}

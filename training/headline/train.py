@@ -1,0 +1,190 @@
+"""Train a headline model from a TOML config.
+
+    python -m training train headline --config training/configs/headline_en.toml \
+        [--variant xl-cc|pointer-generator|transformer] [--smooth-alpha 0.001]
+    python -m training train constrained-headline --config training/configs/headline_en.toml \
+        [--strategy tok-b|tok-f|seq-b|seq-f|mixed|he]
+    (both: [--quick] [--resume])
+
+The config fixes language, sizes and schedule, so every model of a table shares them;
+the flags pick the model. `--strategy he` trains He et al.'s comparator (a vanilla
+Transformer reading `phrase [SEP] article`, phrase dropping). Writes
+runs/<name>/best.pt (fp16, best dev ROUGE-L F of greedy output), last.pt (--resume), log.jsonl.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+import tomllib
+from collections import Counter
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+
+from training.headline.data import (
+    Example,
+    Pair,
+    batches,
+    encode,
+    generator_batch,
+    read_pairs,
+    seq2bf_batch,
+)
+from training.headline.metrics import rouge
+from training.headline.model import HeadlineConfig, HeadlineGenerator
+from training.headline.predictor import HeadlinePredictor, save_checkpoint
+from training.headline.seq2bf import Seq2BF, Seq2BFConfig
+from training.headline.vocab import Vocab, build_vocab
+from training.paths import data_dir
+
+SEQ2BF_ONLY = ("strategy",)  # config keys one model family has and the other has not
+GENERATOR_ONLY = ("variant", "coverage_weight", "smooth_alpha")
+
+
+def run_name(lang: str, task: str, choice: str, smooth_alpha: float) -> str:
+    if task == "headline":
+        return f"headline_{lang}_{choice}" + ("_smooth" if smooth_alpha > 0 else "")
+    return f"constrained_{lang}_{choice}"
+
+
+def build(task: str, choice: str, mc: dict, vocab_size: int) -> tuple[torch.nn.Module, str]:
+    """(model, checkpoint kind) for `train headline` / `train constrained-headline`."""
+    if task == "headline":
+        cfg = {k: v for k, v in mc.items() if k not in SEQ2BF_ONLY}
+        return HeadlineGenerator(HeadlineConfig(vocab_size, variant=choice, **cfg)), "generator"
+    if choice == "he":  # He et al.: vanilla Transformer, no copy (the paper's comparator)
+        cfg = {k: v for k, v in mc.items() if k not in SEQ2BF_ONLY + GENERATOR_ONLY}
+        return HeadlineGenerator(HeadlineConfig(vocab_size, variant="transformer", **cfg)), "he"
+    cfg = {k: v for k, v in mc.items() if k not in GENERATOR_ONLY + ("encoder",)}
+    return Seq2BF(Seq2BFConfig(vocab_size, strategy=choice, encoder="xl", **cfg)), "seq2bf"
+
+
+def dev_scores(predictor: HeadlinePredictor, pairs: list[Pair]) -> dict:
+    """Greedy output on dev articles, scored like the evaluation (ROUGE F)."""
+    articles = [p.article for p in pairs]
+    if predictor.kind == "generator":
+        outputs = predictor.headlines(articles, beam=1)
+    else:
+        outputs = predictor.constrained(articles, [p.phrase for p in pairs], beam=1)
+    scores = rouge([o.candidates[0][0] for o in outputs], [p.headline for p in pairs],
+                   predictor.lang)
+    predictor.model.train()
+    return {name: s["f"] for name, s in scores.items()}
+
+
+def lr_at(step: int, total: int, peak: float, warmup: float) -> float:
+    """Linear warm-up over the first `warmup` share of steps, then linear decay to peak/20."""
+    w = max(1, int(total * warmup))
+    if step < w:
+        return peak * (step + 1) / w
+    return peak * max(1 / 20, 1 - (step - w) / max(1, total - w))
+
+
+def token_counts(examples: list[Example], size: int) -> torch.Tensor:
+    counts = Counter(i for e in examples for i in e.source.ids + e.target if i < size)
+    out = torch.zeros(size)
+    for i, n in counts.items():
+        out[i] = n
+    return out
+
+
+def loss_of(model: torch.nn.Module, kind: str, group: list[Example], strategy: str,
+            rng: random.Random) -> dict[str, torch.Tensor]:
+    if kind == "seq2bf":
+        return model(*seq2bf_batch(group, strategy, rng).inputs())
+    return model(*generator_batch(group, prefixed=kind == "he", rng=rng).inputs())
+
+
+def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: float | None = None,
+          quick: bool = False, resume: bool = False, out_dir: str | None = None) -> Path:
+    with open(config_path, "rb") as f:
+        cfg = tomllib.load(f)
+    lang, mc, tc = cfg["lang"], dict(cfg["model"]), cfg["train"]
+    choice = choice or ("xl-cc" if task == "headline" else "tok-b")
+    if smooth_alpha is not None:
+        mc["smooth_alpha"] = smooth_alpha
+    name = run_name(lang, task, choice, mc.get("smooth_alpha", 0.0)) + ("_quick" if quick else "")
+    out = Path(out_dir or "runs") / name
+    out.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(tc.get("threads", 2))
+    torch.manual_seed(tc.get("seed", 1))
+    rng = random.Random(tc.get("seed", 1))
+
+    root = data_dir() / "headline" / lang
+    train_pairs, dev = read_pairs(root / "train.jsonl"), read_pairs(root / "dev.jsonl")
+    dev = dev[: tc.get("dev_articles", len(dev))]
+    if quick:
+        train_pairs, dev = train_pairs[:2000], dev[:50]
+    print(f"{name}: building the {lang} vocabulary", file=sys.stderr, flush=True)
+    vocab = build_vocab(lang, [p.article for p in train_pairs] + [p.headline for p in train_pairs],
+                        cfg.get("vocab_size", 12000))
+    model, kind = build(task, choice, mc, len(vocab))
+    opt = torch.optim.AdamW(model.parameters(), lr=tc["lr"], betas=(0.9, 0.98), eps=1e-9,
+                            weight_decay=tc.get("weight_decay", 0.01))
+    start_epoch, best, best_epoch = 0, -1.0, 0
+    if resume and (out / "last.pt").exists():
+        state = torch.load(out / "last.pt", weights_only=False)
+        vocab = Vocab.from_state(state["vocab"])
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        start_epoch, best, best_epoch = state["epoch"] + 1, state["best"], state["best_epoch"]
+        print(f"resumed after epoch {start_epoch}, best dev ROUGE-L {best:.4f}", flush=True)
+    print(f"{name}: encoding {len(train_pairs)} training pairs", file=sys.stderr, flush=True)
+    examples = [encode(p, vocab, model.cfg.max_source, model.cfg.max_target) for p in train_pairs]
+    if kind != "generator":
+        examples = [e for e in examples if e.phrase]
+    if isinstance(model, HeadlineGenerator) and not resume:
+        model.set_token_counts(token_counts(examples, len(vocab)))
+
+    epochs = 1 if quick else tc["epochs"]
+    steps_per_epoch = sum(1 for _ in batches(examples, tc["max_tokens"], random.Random(0)))
+    total_steps, step_no = epochs * steps_per_epoch, start_epoch * steps_per_epoch
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"{name}: {n_params / 1e6:.2f}M parameters, vocab {len(vocab)}, {len(examples)} train "
+          f"/ {len(dev)} dev pairs, {steps_per_epoch} steps per epoch", flush=True)
+    deadline = time.time() + (90 if quick else tc.get("max_minutes", 10**6) * 60)
+    model.train()
+    for epoch in range(start_epoch, epochs):
+        t0, sums, n = time.time(), Counter(), 0
+        for n, group in enumerate(batches(examples, tc["max_tokens"], rng), 1):
+            for g in opt.param_groups:
+                g["lr"] = lr_at(step_no, total_steps, tc["lr"], tc.get("warmup", 0.05))
+            losses = loss_of(model, kind, group, choice, rng)
+            opt.zero_grad()
+            losses["loss"].backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), tc.get("clip", 1.0))
+            opt.step()
+            step_no += 1
+            sums.update({k: v.item() for k, v in losses.items()})
+            if n % 20 == 0 or n == steps_per_epoch:
+                shown = " ".join(f"{k} {v / n:.4f}" for k, v in sums.items())
+                print(f"\repoch {epoch + 1}/{epochs} step {n}/{steps_per_epoch} {shown}",
+                      end="", file=sys.stderr, flush=True)
+            if time.time() > deadline:
+                break
+        print(file=sys.stderr)
+        predictor = HeadlinePredictor(model, vocab, lang, kind)
+        metrics = dev_scores(predictor, dev)
+        record = {"epoch": epoch + 1, **{k: round(v / max(n, 1), 4) for k, v in sums.items()},
+                  "dev": metrics, "seconds": round(time.time() - t0, 1)}
+        print(json.dumps(record), flush=True)
+        with open(out / "log.jsonl", "a") as f:
+            f.write(json.dumps(record) + "\n")
+        if metrics["rougeL"] > best:
+            best, best_epoch = metrics["rougeL"], epoch + 1
+            meta = {"config": Path(config_path).name, "run": name, "epoch": epoch + 1,
+                    "dev": metrics}
+            save_checkpoint(out / "best.pt", model, vocab, lang, kind, meta)
+        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": epoch,
+                    "best": best, "best_epoch": best_epoch, "vocab": vocab.to_state(),
+                    "config": asdict(model.cfg)}, out / "last.pt")
+        if time.time() > deadline:
+            print(f"time budget reached after epoch {epoch + 1}", flush=True)
+            break
+    print(f"best dev ROUGE-L {best:.4f} (epoch {best_epoch}); checkpoint {out / 'best.pt'}",
+          flush=True)
+    return out / "best.pt"
