@@ -14,3 +14,15 @@ def string_responses(rows: list[str], sizes: list[int], output: str) -> list:
         responses.append(pb_utils.InferenceResponse([pb_utils.Tensor(output, arr)]))
         k += n
     return responses
+
+
+def string_input(request, name: str, default: str | None = None) -> list[str]:
+    """A request's BYTES input as strings; an absent optional input gives `default` per row
+    of the request's first input (None: the input is required)."""
+    tensor = pb_utils.get_input_tensor_by_name(request, name)
+    if tensor is None:
+        if default is None:
+            raise pb_utils.TritonModelException(f"input {name} is missing")
+        rows = request.inputs()[0].as_numpy().reshape(-1).shape[0]
+        return [default] * rows
+    return [b.decode("utf-8", errors="replace") for b in tensor.as_numpy().reshape(-1)]

@@ -139,17 +139,31 @@ class HeadlineCandidate(_message.Message):
     model: ModelRef
     def __init__(self, text: _Optional[str] = ..., score: _Optional[float] = ..., kind: _Optional[_Union[HeadlineKind, str]] = ..., phrase: _Optional[str] = ..., model: _Optional[_Union[ModelRef, _Mapping]] = ...) -> None: ...
 
+class GenerationIssue(_message.Message):
+    __slots__ = ("kind", "phrase", "status", "message")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    PHRASE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    kind: HeadlineKind
+    phrase: str
+    status: str
+    message: str
+    def __init__(self, kind: _Optional[_Union[HeadlineKind, str]] = ..., phrase: _Optional[str] = ..., status: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
+
 class EnrichedArticle(_message.Message):
-    __slots__ = ("article", "candidates", "processed_at", "truncated")
+    __slots__ = ("article", "candidates", "processed_at", "truncated", "issues")
     ARTICLE_FIELD_NUMBER: _ClassVar[int]
     CANDIDATES_FIELD_NUMBER: _ClassVar[int]
     PROCESSED_AT_FIELD_NUMBER: _ClassVar[int]
     TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    ISSUES_FIELD_NUMBER: _ClassVar[int]
     article: Article
     candidates: _containers.RepeatedCompositeFieldContainer[HeadlineCandidate]
     processed_at: _timestamp_pb2.Timestamp
     truncated: bool
-    def __init__(self, article: _Optional[_Union[Article, _Mapping]] = ..., candidates: _Optional[_Iterable[_Union[HeadlineCandidate, _Mapping]]] = ..., processed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., truncated: _Optional[bool] = ...) -> None: ...
+    issues: _containers.RepeatedCompositeFieldContainer[GenerationIssue]
+    def __init__(self, article: _Optional[_Union[Article, _Mapping]] = ..., candidates: _Optional[_Iterable[_Union[HeadlineCandidate, _Mapping]]] = ..., processed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., truncated: _Optional[bool] = ..., issues: _Optional[_Iterable[_Union[GenerationIssue, _Mapping]]] = ...) -> None: ...
 
 class DeadLetter(_message.Message):
     __slots__ = ("original_value", "original_key", "reason", "source_topic", "partition", "offset", "failed_at", "error_code")

@@ -12,12 +12,7 @@ import torch
 import triton_python_backend_utils as pb_utils
 
 from training.hashtag.serving import HashtagService
-from training.triton_io import string_responses
-
-
-def _strings(request, name: str) -> list[str]:
-    raw = pb_utils.get_input_tensor_by_name(request, name).as_numpy().reshape(-1)
-    return [b.decode("utf-8", errors="replace") for b in raw]
+from training.triton_io import string_input, string_responses
 
 
 class TritonPythonModel:
@@ -32,7 +27,7 @@ class TritonPythonModel:
     def execute(self, requests):
         texts, langs, sizes = [], [], []
         for request in requests:
-            batch_texts, batch_langs = _strings(request, "TEXT"), _strings(request, "LANG")
+            batch_texts, batch_langs = string_input(request, "TEXT"), string_input(request, "LANG")
             if len(batch_langs) != len(batch_texts):
                 raise pb_utils.TritonModelException("TEXT and LANG must have the same length")
             texts += batch_texts

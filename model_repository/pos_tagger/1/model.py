@@ -10,10 +10,9 @@ import json
 import os
 
 import torch
-import triton_python_backend_utils as pb_utils
 
 from training.pos.predictor import PosPredictor
-from training.triton_io import string_responses
+from training.triton_io import string_input, string_responses
 
 MAX_TEXT_CHARS = 20_000  # longer inputs are cut before tokenizing (flagged `truncated`)
 
@@ -31,8 +30,7 @@ class TritonPythonModel:
     def execute(self, requests):
         texts, sizes = [], []
         for request in requests:
-            raw = pb_utils.get_input_tensor_by_name(request, "TEXT").as_numpy().reshape(-1)
-            decoded = [b.decode("utf-8", errors="replace") for b in raw]
+            decoded = string_input(request, "TEXT")
             texts += decoded
             sizes.append(len(decoded))
         cut = [t[:MAX_TEXT_CHARS] for t in texts]

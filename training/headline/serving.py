@@ -1,0 +1,136 @@
+"""Headline candidates for batches of requests: the logic the two Triton models wrap.
+
+Kept out of the Triton entry points so the benchmark's in-process path and the served path
+run the same code. Every request gets a result dict with a `status`; only "ok" carries
+candidates. Statuses, in the order they are checked:
+
+    empty_article         the article has no text
+    unsupported_language  no model for the article's language (given, or guessed from script)
+    empty_phrase          (constrained) the required phrase is blank
+    phrase_too_long       (constrained) the phrase leaves no room for a headline around it
+    unsupported_phrase    (constrained) most of the phrase is unknown to the language's
+                          vocabulary, e.g. Chinese characters for the English model
+    invalid_strategy      (constrained) not one of seq-b, seq-f, tok-b, tok-f
+
+Articles longer than MAX_ARTICLE_CHARS are cut before tokenizing and marked `truncated`, as
+are articles whose tokens exceed what the model reads (its max_source).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from training.headline.predictor import HeadlinePredictor, Headlines
+from training.headline.seq2bf import STRATEGIES
+from training.headline.vocab import UNK
+from training.language import resolve_language
+
+LANGUAGES = ("en", "zh")
+MAX_ARTICLE_CHARS = 200_000  # far beyond what a model reads; bounds tokenizer time
+ROOM_FOR_HEADLINE = 4  # tokens a constrained headline needs besides the phrase
+
+
+def _load(directory: str | Path) -> dict[str, HeadlinePredictor]:
+    predictors = {lang: HeadlinePredictor.load(path) for lang in LANGUAGES
+                  if (path := Path(directory) / f"headline_{lang}.pt").exists()}
+    if not predictors:
+        raise FileNotFoundError(f"no headline_en.pt or headline_zh.pt in {directory}")
+    return predictors
+
+
+def _refusal(status: str, lang: str, message: str) -> dict:
+    return {"candidates": [], "status": status, "lang": lang, "message": message,
+            "truncated": False}
+
+
+def _result(out: Headlines, lang: str, cut: bool, **extra) -> dict:
+    return {"candidates": [[text, score] for text, score in out.candidates], "status": "ok",
+            "lang": lang, "truncated": out.truncated or cut, **extra}
+
+
+class _Service:
+    def __init__(self, directory: str | Path, beam: int, n_best: int):
+        self.beam, self.n_best = beam, n_best
+        self.predictors = _load(directory)
+
+    def versions(self) -> dict[str, str]:
+        return {lang: p.name for lang, p in self.predictors.items()}
+
+    def _route(self, article: str, lang: str) -> tuple[str, dict | None]:
+        resolved = resolve_language(lang, article)
+        if not article.strip():
+            return resolved, _refusal("empty_article", resolved, "the article has no text")
+        if resolved not in self.predictors:
+            return resolved, _refusal("unsupported_language", resolved,
+                                      f"no headline model for language {resolved!r}")
+        return resolved, None
+
+
+class HeadlineService(_Service):
+    """Full headlines from `headline_<lang>.pt` files in one directory."""
+
+    def __init__(self, directory: str | Path, beam: int = 4, n_best: int = 3):
+        super().__init__(directory, beam, n_best)
+
+    def generate(self, articles: list[str], langs: list[str]) -> list[dict]:
+        results: list[dict] = [{} for _ in articles]
+        by_lang: dict[str, list[int]] = {}
+        for i, (article, lang) in enumerate(zip(articles, langs, strict=True)):
+            resolved, refusal = self._route(article, lang)
+            if refusal:
+                results[i] = refusal
+            else:
+                by_lang.setdefault(resolved, []).append(i)
+        for lang, idx in by_lang.items():
+            cut = [articles[i][:MAX_ARTICLE_CHARS] for i in idx]
+            outputs = self.predictors[lang].headlines(cut, self.beam, self.n_best)
+            for i, text, out in zip(idx, cut, outputs, strict=True):
+                results[i] = _result(out, lang, len(text) < len(articles[i]))
+        return results
+
+
+class ConstrainedHeadlineService(_Service):
+    """Headlines containing a required phrase (one phrase per request)."""
+
+    def __init__(self, directory: str | Path, beam: int = 3, n_best: int = 3):
+        super().__init__(directory, beam, n_best)
+
+    def _check_phrase(self, phrase: str, strategy: str, lang: str) -> dict | None:
+        predictor = self.predictors[lang]
+        if not phrase.strip():
+            return _refusal("empty_phrase", lang, "the required phrase is blank")
+        ids = predictor.vocab.encode(phrase)
+        limit = predictor.cfg.max_target - ROOM_FOR_HEADLINE
+        if len(ids) > limit:
+            return _refusal("phrase_too_long", lang, f"the phrase is {len(ids)} tokens; at most "
+                            f"{limit} fit in a headline")
+        if sum(i == UNK for i in ids) * 2 > len(ids):
+            return _refusal("unsupported_phrase", lang,
+                            f"the phrase is mostly unknown to the {lang} model's vocabulary")
+        if strategy and strategy not in STRATEGIES:
+            return _refusal("invalid_strategy", lang,
+                            f"strategy {strategy!r} is not one of {', '.join(STRATEGIES)}")
+        return None
+
+    def generate(self, articles: list[str], langs: list[str], phrases: list[str],
+                 strategies: list[str]) -> list[dict]:
+        results: list[dict] = [{} for _ in articles]
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, (article, lang) in enumerate(zip(articles, langs, strict=True)):
+            resolved, refusal = self._route(article, lang)
+            refusal = refusal or self._check_phrase(phrases[i], strategies[i], resolved)
+            if refusal:
+                results[i] = {**refusal, "phrase": phrases[i]}
+            else:
+                strategy = strategies[i] or self.predictors[resolved].default_strategy
+                groups.setdefault((resolved, strategy), []).append(i)
+        for (lang, strategy), idx in groups.items():
+            predictor = self.predictors[lang]
+            cut = [articles[i][:MAX_ARTICLE_CHARS] for i in idx]
+            outputs = predictor.constrained(cut, [phrases[i] for i in idx], strategy, self.beam,
+                                            self.n_best)
+            used = strategy if predictor.kind == "seq2bf" else "he"
+            for i, text, out in zip(idx, cut, outputs, strict=True):
+                results[i] = _result(out, lang, len(text) < len(articles[i]), phrase=phrases[i],
+                                     strategy=used)
+        return results
