@@ -21,6 +21,12 @@ MAX_RAW_BYTES = 2 * 1024 * 1024
 MAX_POST_CHARS = 10_000
 #: Elasticsearch refuses ``_id`` values longer than 512 bytes.
 MAX_ID_BYTES = 512
+#: Longer article bodies are cut to this many code points (``EnrichedArticle.truncated``);
+#: the models read far less (their max_source tokens) anyway.
+MAX_ARTICLE_CHARS = 100_000
+#: Required phrases per article, and characters per phrase.
+MAX_PHRASES = 8
+MAX_PHRASE_CHARS = 100
 #: A dead letter keeps at most this much of the original value, so that the envelope of a
 #: message near the broker's 2 MiB limit still fits on the DLQ topic.
 MAX_DLQ_VALUE_BYTES = 1024 * 1024
@@ -28,12 +34,16 @@ MAX_DLQ_VALUE_BYTES = 1024 * 1024
 
 @dataclass(frozen=True)
 class Topics:
-    """Kafka topic names of the posts flow (articles.* belong to the headline service)."""
+    """Kafka topic names of the posts flow and the articles flow."""
 
     posts_raw: str = "posts.raw"
     posts_tagged: str = "posts.tagged"
     posts_raw_dlq: str = "posts.raw.dlq"
     posts_tagged_dlq: str = "posts.tagged.dlq"
+    articles_raw: str = "articles.raw"
+    articles_headlines: str = "articles.headlines"
+    articles_raw_dlq: str = "articles.raw.dlq"
+    articles_headlines_dlq: str = "articles.headlines.dlq"
 
     @classmethod
     def with_prefix(cls, prefix: str) -> Topics:
@@ -42,7 +52,7 @@ class Topics:
         return cls(*(prefix + getattr(base, name) for name in base.__dataclass_fields__))
 
     def all(self) -> list[str]:
-        return [self.posts_raw, self.posts_tagged, self.posts_raw_dlq, self.posts_tagged_dlq]
+        return [getattr(self, name) for name in self.__dataclass_fields__]
 
 
 @dataclass(frozen=True)
@@ -70,6 +80,12 @@ class PipelineConfig:
     index_prefix: str = "posts"
     pos_model: str = "pos_tagger"
     hashtag_model: str = "hashtag_generator"  # "" = tag posts without generating hashtags
+    headline_model: str = "headline_generator"  # "" = no full headlines
+    constrained_model: str = "constrained_headline_generator"  # "" = no constrained ones
+    article_index_prefix: str = "articles"
+    max_article_chars: int = MAX_ARTICLE_CHARS
+    headline_batch_size: int = 16  # articles per batch (generation costs ~0.1-1 s each)
+    headline_batch_within: float = 1.0
     max_post_chars: int = MAX_POST_CHARS
     max_raw_bytes: int = MAX_RAW_BYTES
     tag_batch_size: int = 256  # measured: 64 gave 161 tweets/s through the pipeline, 256 gave 232
@@ -80,6 +96,10 @@ class PipelineConfig:
     index_batch_within: float = 0.5
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     web_port: int | None = 6066
+
+    @property
+    def article_index_pattern(self) -> str:
+        return f"{self.article_index_prefix}-*"
 
     @property
     def index_pattern(self) -> str:
@@ -98,6 +118,11 @@ class PipelineConfig:
             index_prefix=e.get("NLP_INDEX_PREFIX", "posts").lower(),
             pos_model=e.get("NLP_POS_MODEL", "pos_tagger"),
             hashtag_model=e.get("NLP_HASHTAG_MODEL", "hashtag_generator").strip(),
+            headline_model=e.get("NLP_HEADLINE_MODEL", "headline_generator").strip(),
+            constrained_model=e.get("NLP_CONSTRAINED_MODEL",
+                                    "constrained_headline_generator").strip(),
+            article_index_prefix=e.get("NLP_ARTICLE_INDEX_PREFIX", "articles").lower(),
+            headline_batch_size=int(e.get("NLP_HEADLINE_BATCH", 16)),
             max_post_chars=int(e.get("NLP_MAX_POST_CHARS", MAX_POST_CHARS)),
             tag_batch_size=int(e.get("NLP_TAG_BATCH", 256)),
             tag_batch_within=float(e.get("NLP_TAG_WITHIN", 0.2)),

@@ -1,4 +1,5 @@
-"""Async clients for the ``pos_tagger`` and ``hashtag_generator`` Triton models (gRPC aio).
+"""Async clients for the pipeline's Triton models (gRPC aio): ``pos_tagger``,
+``hashtag_generator``, ``headline_generator`` and ``constrained_headline_generator``.
 
 One call sends a whole list of texts as one ``[n, 1]`` BYTES request; Triton's dynamic
 batcher may merge it with other in-flight requests. While Triton is unreachable or the
@@ -28,6 +29,7 @@ INPUT = "TEXT"
 OUTPUT = "TAGS_JSON"
 LANG_INPUT = "LANG"
 HASHTAGS_OUTPUT = "HASHTAGS_JSON"
+HEADLINES_OUTPUT = "HEADLINES_JSON"
 
 #: gRPC statuses that mean "Triton or the model is not available right now".
 TRANSIENT_STATUSES = frozenset(
@@ -90,6 +92,27 @@ class HashtagBatch:
     model_version: str
 
 
+@dataclass(frozen=True)
+class HeadlineResult:
+    """Headline candidates for one article (and phrase), best first, with the outcome:
+    ``status`` "ok" or a refusal such as "unsupported_language" (see the model configs)."""
+
+    candidates: tuple[tuple[str, float], ...]
+    status: str
+    lang: str
+    truncated: bool
+    message: str = ""
+    phrase: str = ""
+    strategy: str = ""
+
+
+@dataclass(frozen=True)
+class HeadlineBatch:
+    results: list[HeadlineResult]
+    model_name: str
+    model_version: str
+
+
 def is_transient(exc: BaseException) -> bool:
     """True for outages worth waiting for, False for errors about the request."""
     if isinstance(exc, InferenceServerException):
@@ -120,6 +143,18 @@ def parse_hashtags_json(raw: bytes | str) -> HashtagResult:
                              bool(data.get("truncated", False)))
     except (ValueError, KeyError, TypeError) as exc:
         raise ModelError(f"unexpected {HASHTAGS_OUTPUT} element: {exc}") from exc
+
+
+def parse_headlines_json(raw: bytes | str) -> HeadlineResult:
+    """Decode one ``HEADLINES_JSON`` element (see the headline models' config.pbtxt)."""
+    try:
+        data = json.loads(raw)
+        candidates = tuple((str(text), float(score)) for text, score in data["candidates"])
+        return HeadlineResult(candidates, str(data["status"]), str(data.get("lang", "")),
+                              bool(data.get("truncated", False)), str(data.get("message", "")),
+                              str(data.get("phrase", "")), str(data.get("strategy", "")))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ModelError(f"unexpected {HEADLINES_OUTPUT} element: {exc}") from exc
 
 
 def bytes_input(name: str, values: Sequence[str]) -> grpcclient.InferInput:
@@ -202,3 +237,36 @@ class HashtagClient(TritonModelClient):
         inputs = [bytes_input(INPUT, texts), bytes_input(LANG_INPUT, langs)]
         rows, name, version = await self.infer(inputs, HASHTAGS_OUTPUT, len(texts))
         return HashtagBatch([parse_hashtags_json(r) for r in rows], name, version)
+
+
+class HeadlineClient(TritonModelClient):
+    """Full headline candidates for lists of (article, language)."""
+
+    def __init__(self, url: str, model: str = "headline_generator",
+                 retry: RetryPolicy | None = None, timeout: float = 120.0) -> None:
+        super().__init__(url, model, retry, timeout)
+
+    async def generate(self, articles: Sequence[str], langs: Sequence[str]) -> HeadlineBatch:
+        if not articles:
+            return HeadlineBatch([], self.model, "")
+        inputs = [bytes_input("ARTICLE", articles), bytes_input(LANG_INPUT, langs)]
+        rows, name, version = await self.infer(inputs, HEADLINES_OUTPUT, len(articles))
+        return HeadlineBatch([parse_headlines_json(r) for r in rows], name, version)
+
+
+class ConstrainedHeadlineClient(TritonModelClient):
+    """Headline candidates containing a phrase, for lists of (article, language, phrase,
+    generation order; "" = the model's default)."""
+
+    def __init__(self, url: str, model: str = "constrained_headline_generator",
+                 retry: RetryPolicy | None = None, timeout: float = 120.0) -> None:
+        super().__init__(url, model, retry, timeout)
+
+    async def generate(self, articles: Sequence[str], langs: Sequence[str],
+                       phrases: Sequence[str], strategies: Sequence[str]) -> HeadlineBatch:
+        if not articles:
+            return HeadlineBatch([], self.model, "")
+        inputs = [bytes_input("ARTICLE", articles), bytes_input(LANG_INPUT, langs),
+                  bytes_input("PHRASE", phrases), bytes_input("STRATEGY", strategies)]
+        rows, name, version = await self.infer(inputs, HEADLINES_OUTPUT, len(articles))
+        return HeadlineBatch([parse_headlines_json(r) for r in rows], name, version)

@@ -97,7 +97,7 @@ def is_transient(exc: BaseException) -> bool:
     return False
 
 
-class PostIndexer:
+class BulkIndexer:
     """Index batches of documents, waiting out Elasticsearch outages."""
 
     def __init__(self, es: Elasticsearch, retry: RetryPolicy | None = None) -> None:

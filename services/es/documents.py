@@ -1,4 +1,4 @@
-"""The Elasticsearch document of a tagged post and the index it lives in.
+"""The Elasticsearch documents of tagged posts and enriched articles, and their indices.
 
 Monthly indices ``<prefix>-YYYY.MM`` by ``created_at`` (UTC): old months can be closed or
 deleted without touching new data, Kibana's data view ``posts-*`` spans them all, and the
@@ -94,6 +94,48 @@ def post_document(tagged: pb.TaggedPost) -> dict[str, Any]:
         "original_length": tagged.original_length or len(post.text),
     }
     return doc
+
+
+def article_index_name(prefix: str, article: pb.Article) -> str:
+    """``<prefix>-YYYY.MM`` of the article's publication month (UTC)."""
+    if not article.HasField("published_at"):
+        return f"{prefix}-undated"
+    return f"{prefix}-{article.published_at.ToDatetime(tzinfo=UTC):%Y.%m}"
+
+
+def article_document(enriched: pb.EnrichedArticle) -> dict[str, Any]:
+    """The ``_source`` for one article (``_id`` is ``article.id``).
+
+    Candidates stay one array of objects (kind, phrase, text, score, model); the best full
+    candidate is also a field of its own so a Kibana table can show it in one column."""
+    a = enriched.article
+    candidates = [
+        {"text": c.text, "score": c.score, "kind": pb.HeadlineKind.Name(c.kind).lower(),
+         "phrase": c.phrase or None, "model": _model(c.model)}
+        for c in enriched.candidates
+    ]
+    full = [c for c in candidates if c["kind"] == "full"]
+    return {
+        "id": a.id,
+        "source": a.source or None,
+        "lang": a.lang or None,
+        "title": a.title if a.HasField("title") else None,
+        "body": a.body,
+        "published_at": timestamp_iso(a.published_at) if a.HasField("published_at") else None,
+        "required_phrases": list(a.required_phrases),
+        "best_headline": full[0]["text"] if full else None,
+        "candidates": candidates,
+        "candidate_count": len(candidates),
+        "issues": [
+            {"kind": pb.HeadlineKind.Name(i.kind).lower(), "phrase": i.phrase or None,
+             "status": i.status, "message": i.message}
+            for i in enriched.issues
+        ],
+        "processed_at": (
+            timestamp_iso(enriched.processed_at) if enriched.HasField("processed_at") else None
+        ),
+        "truncated": enriched.truncated,
+    }
 
 
 def now_utc() -> datetime:

@@ -2,7 +2,9 @@
 
 The producer only checks what it needs to build a message (JSON syntax, field types,
 dates, platform names, an id for the Kafka key); everything else (empty text, ...) is the
-pipeline's job to judge, so replaying a bad feed exercises the DLQ paths.
+pipeline's job to judge, so replaying a bad feed exercises the DLQ paths. A message over
+the broker's limit (e.g. a 5 MB article body) is a bad line with its size in the message:
+the broker would refuse it anyway.
 """
 
 from __future__ import annotations
@@ -14,7 +16,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from services.config import MAX_RAW_BYTES
 from services.pb import messages_pb2 as pb
+
+#: Largest message value the producer sends: the broker's limit minus record overhead.
+MAX_VALUE_BYTES = MAX_RAW_BYTES - 4096
 
 PLATFORMS = {"twitter": pb.TWITTER, "weibo": pb.WEIBO}
 
@@ -127,7 +133,11 @@ def parse_line(line: str, lineno: int, kind: str = "posts") -> Record | None:
         raise FeedError(lineno, str(exc)) from None
     if not message.id.strip():
         raise FeedError(lineno, "empty 'id' (needed as the Kafka key)")
-    return Record(lineno, message.id.encode("utf-8"), message.SerializeToString())
+    value = message.SerializeToString()
+    if len(value) > MAX_VALUE_BYTES:
+        raise FeedError(lineno, f"message is {len(value) / 1e6:.1f} MB; Kafka takes at most "
+                        f"{MAX_VALUE_BYTES / 1e6:.1f} MB")
+    return Record(lineno, message.id.encode("utf-8"), value)
 
 
 def read_feed(stream: TextIO, kind: str = "posts") -> Iterator[Record | FeedError]:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import faust
 
 from services.config import MAX_RAW_BYTES, PipelineConfig, load
-from services.stream import index_posts, tag_posts
+from services.stream import headline_articles, indexing, tag_posts
 
 
 def create_app(cfg: PipelineConfig) -> faust.App:
@@ -75,16 +75,28 @@ def raw_topic(app: faust.App, name: str) -> faust.TopicT:
 
 
 def build(cfg: PipelineConfig) -> faust.App:
-    """The app with both agents attached."""
+    """The app with its agents: posts (tag, index) and articles (headlines, index)."""
     app = create_app(cfg)
     t = cfg.topics
     tag_posts.register(
         app, cfg, raw_topic(app, t.posts_raw), raw_topic(app, t.posts_tagged),
         raw_topic(app, t.posts_raw_dlq),
     )
-    index_posts.register(
-        app, cfg, raw_topic(app, t.posts_tagged), raw_topic(app, t.posts_tagged_dlq)
+    indexing.register(
+        app, cfg.servers.es_url, cfg.index_prefix, indexing.POSTS, cfg.index_batch_size,
+        cfg.index_batch_within, cfg.retry, raw_topic(app, t.posts_tagged),
+        raw_topic(app, t.posts_tagged_dlq),
     )
+    if cfg.headline_model or cfg.constrained_model:
+        headline_articles.register(
+            app, cfg, raw_topic(app, t.articles_raw), raw_topic(app, t.articles_headlines),
+            raw_topic(app, t.articles_raw_dlq),
+        )
+        indexing.register(
+            app, cfg.servers.es_url, cfg.article_index_prefix, indexing.ARTICLES,
+            cfg.index_batch_size, cfg.index_batch_within, cfg.retry,
+            raw_topic(app, t.articles_headlines), raw_topic(app, t.articles_headlines_dlq),
+        )
     return app
 
 

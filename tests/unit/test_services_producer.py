@@ -103,3 +103,10 @@ def test_token_bucket_refills_while_idle() -> None:
 def test_token_bucket_rejects_bad_rate() -> None:
     with pytest.raises(ValueError):
         TokenBucket(rate=0)
+
+
+def test_an_article_over_the_broker_limit_is_a_bad_line_with_its_size() -> None:
+    line = json.dumps({"id": "big", "body": "x" * 5_000_000, "lang": "en"})
+    with pytest.raises(FeedError) as info:
+        parse_line(line, 3, "articles")
+    assert "line 3" in str(info.value) and "5.0 MB" in str(info.value)

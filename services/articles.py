@@ -1,0 +1,122 @@
+"""Decoding and validation of raw articles, and building the ``EnrichedArticle``.
+
+Pure functions on protobuf messages, like ``posts.py``: the agent stays a thin loop and every
+rule is unit-testable without Kafka or Triton. Outcomes for bad input:
+
+- undecodable bytes, no id, an empty body: the article is rejected (dead letter, reason);
+- a body over the character limit: cut, and ``truncated`` set (bodies over the broker's
+  2 MiB message limit never reach the topic: the replay producer refuses them);
+- a phrase that cannot be used -- blank, over MAX_PHRASE_CHARS characters, beyond the first
+  MAX_PHRASES, or refused by the model (too long for a headline, a script the model's
+  language does not use, a language without a model): no constrained candidates for it,
+  and an issue in ``EnrichedArticle.issues`` saying why; the rest of the article is served.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from google.protobuf.message import DecodeError
+
+from services import errors
+from services.config import MAX_ID_BYTES, MAX_PHRASE_CHARS, MAX_PHRASES
+from services.pb import messages_pb2 as pb
+from services.triton import HeadlineResult
+
+
+@dataclass(frozen=True)
+class PreparedArticle:
+    """A valid article ready for generation; ``article.body`` is already cut to the limit."""
+
+    article: pb.Article
+    truncated: bool
+
+    def phrases(self) -> tuple[list[str], list[pb.GenerationIssue]]:
+        """The distinct required phrases to generate for, and issues for the others."""
+        usable: list[str] = []
+        issues: list[pb.GenerationIssue] = []
+        for phrase in dict.fromkeys(p.strip() for p in self.article.required_phrases):
+            status = message = ""
+            if not phrase:
+                status, message = "empty_phrase", "the required phrase is blank"
+            elif len(phrase) > MAX_PHRASE_CHARS:
+                status, message = "phrase_too_long", (
+                    f"the phrase has {len(phrase)} characters; the limit is {MAX_PHRASE_CHARS}")
+            elif len(usable) == MAX_PHRASES:
+                status, message = "too_many_phrases", (
+                    f"only the first {MAX_PHRASES} phrases of an article are served")
+            if status:
+                issues.append(pb.GenerationIssue(kind=pb.CONSTRAINED, phrase=phrase,
+                                                 status=status, message=message))
+            else:
+                usable.append(phrase)
+        return usable, issues
+
+
+def decode_article(raw: bytes | None, max_bytes: int) -> pb.Article:
+    if raw is None:
+        raise errors.Rejected(errors.DECODE_ERROR, "message has no value (tombstone)")
+    if len(raw) > max_bytes:
+        raise errors.Rejected(errors.TOO_LARGE,
+                              f"message is {len(raw)} bytes, limit is {max_bytes}")
+    try:
+        return pb.Article.FromString(raw)
+    except (DecodeError, ValueError) as exc:
+        raise errors.Rejected(errors.DECODE_ERROR, f"not an Article protobuf: {exc}") from None
+
+
+def validate_article(article: pb.Article) -> None:
+    """Raise ``Rejected(INVALID)`` unless id and body are usable."""
+    if not article.id.strip():
+        raise errors.Rejected(errors.INVALID, "article has no id")
+    if len(article.id.encode("utf-8")) > MAX_ID_BYTES:
+        raise errors.Rejected(errors.INVALID, f"article id longer than {MAX_ID_BYTES} bytes")
+    if not article.body.strip():
+        raise errors.Rejected(errors.INVALID, f"article {article.id!r} has an empty body")
+
+
+def prepare_article(raw: bytes | None, *, max_bytes: int, max_chars: int) -> PreparedArticle:
+    """Decode, validate and cut one raw message; raises ``Rejected``."""
+    article = decode_article(raw, max_bytes)
+    validate_article(article)
+    if len(article.body) <= max_chars:
+        return PreparedArticle(article, truncated=False)
+    cut = pb.Article()
+    cut.CopyFrom(article)
+    cut.body = article.body[:max_chars]
+    return PreparedArticle(cut, truncated=True)
+
+
+def headline_language(article: pb.Article) -> str:
+    """The language the models are asked for; empty lets them guess from the script."""
+    return article.lang
+
+
+@dataclass(frozen=True)
+class Generated:
+    """One model's answer for an article (full) or an article and phrase (constrained)."""
+
+    kind: int  # pb.FULL or pb.CONSTRAINED
+    result: HeadlineResult
+    model: pb.ModelRef
+
+
+def build_enriched_article(prepared: PreparedArticle, generated: list[Generated],
+                           now: datetime) -> pb.EnrichedArticle:
+    """Candidates of every model call, best first per call; refusals become issues, after
+    the issues of phrases that were never sent to a model."""
+    out = pb.EnrichedArticle(article=prepared.article, truncated=prepared.truncated,
+                             issues=prepared.phrases()[1])
+    for g in generated:
+        r = g.result
+        out.truncated |= r.truncated
+        if r.status != "ok":
+            out.issues.append(pb.GenerationIssue(kind=g.kind, phrase=r.phrase, status=r.status,
+                                                 message=r.message))
+            continue
+        for text, score in r.candidates:
+            out.candidates.append(pb.HeadlineCandidate(
+                text=text, score=score, kind=g.kind, phrase=r.phrase, model=g.model))
+    out.processed_at.FromDatetime(now)
+    return out
