@@ -1,5 +1,6 @@
-"""Build the demo/test feeds: ``tweets.jsonl`` from the ARK-Twitter POS data and
-``weibo.jsonl`` (Chinese posts) from the Weibo rumour set in the hashtag test split.
+"""Build the demo/test feeds: ``tweets.jsonl`` from the ARK-Twitter POS data,
+``weibo.jsonl`` (Chinese posts) from the Weibo rumour set in the hashtag test split, and
+``articles.jsonl`` (English and Chinese news) from the headline test splits.
 
     python deploy/sample_data/build_samples.py   # or: python -m deploy.sample_data.build_samples
 
@@ -25,6 +26,10 @@ OUT = Path(__file__).with_name("tweets.jsonl")
 WEIBO_OUT = Path(__file__).with_name("weibo.jsonl")
 WEIBO_SOURCE = "ww-rm/weibo-rmdt"  # GPL-3.0 repository; see ATTRIBUTION.md
 WEIBO_POSTS = 200
+ARTICLES_OUT = Path(__file__).with_name("articles.jsonl")
+#: (language, source in the headline data, how many): research-use corpora, ATTRIBUTION.md
+ARTICLE_SOURCES = (("en", "reuters21578", 20), ("en", "agnews", 10),
+                   ("zh", "lcsts-part3", 10), ("zh", "ccf-bdci2019-inews", 5))
 
 OCT27_SPLITS = ("train", "dev", "test")
 OCT27_DAY = datetime(2010, 10, 27, tzinfo=UTC)
@@ -126,17 +131,33 @@ def weibo_posts(root: Path) -> list[dict[str, object]]:
     ]
 
 
-def write(path: Path, posts: list[dict[str, object]]) -> None:
+def articles(root: Path) -> list[dict[str, object]]:
+    """The first articles of each source in the headline test splits. The reference
+    headline becomes ``title`` and the data's given phrase the one required phrase."""
+    out: list[dict[str, object]] = []
+    for lang, source, n in ARTICLE_SOURCES:
+        path = root / "headline" / lang / "test.jsonl"
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        out += [
+            {"id": r["id"], "source": source, "lang": lang, "title": r["headline"],
+             "body": r["article"], "required_phrases": [r["phrase"]]}
+            for r in [r for r in rows if r["source"] == source][:n]
+        ]
+    return out
+
+
+def write(path: Path, records: list[dict[str, object]]) -> None:
     with path.open("w", encoding="utf-8") as fh:
-        for p in posts:
+        for p in records:
             fh.write(json.dumps(p, ensure_ascii=False) + "\n")
-    print(f"wrote {len(posts)} posts to {path}")
+    print(f"wrote {len(records)} records to {path}")
 
 
 def main() -> None:
     root = data_dir()
     write(OUT, oct27_posts(root) + daily547_posts(root))
     write(WEIBO_OUT, weibo_posts(root))
+    write(ARTICLES_OUT, articles(root))
 
 
 if __name__ == "__main__":

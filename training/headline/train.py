@@ -4,7 +4,7 @@
         [--variant xl-cc|pointer-generator|transformer] [--smooth-alpha 0.001]
     python -m training train constrained-headline --config training/configs/headline_en.toml \
         [--strategy tok-b|tok-f|seq-b|seq-f|mixed|he]
-    (both: [--quick] [--resume])
+    (both: [--epochs N] [--quick] [--resume])
 
 The config fixes language, sizes and schedule, so every model of a table shares them;
 the flags pick the model. `--strategy he` trains He et al.'s comparator (a vanilla
@@ -100,7 +100,8 @@ def loss_of(model: torch.nn.Module, kind: str, group: list[Example], strategy: s
 
 
 def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: float | None = None,
-          quick: bool = False, resume: bool = False, out_dir: str | None = None) -> Path:
+          quick: bool = False, resume: bool = False, out_dir: str | None = None,
+          epochs: int | None = None) -> Path:
     with open(config_path, "rb") as f:
         cfg = tomllib.load(f)
     lang, mc, tc = cfg["lang"], dict(cfg["model"]), cfg["train"]
@@ -140,7 +141,7 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
     if isinstance(model, HeadlineGenerator) and not resume:
         model.set_token_counts(token_counts(examples, len(vocab)))
 
-    epochs = 1 if quick else tc["epochs"]
+    epochs = 1 if quick else epochs or tc["epochs"]
     steps_per_epoch = sum(1 for _ in batches(examples, tc["max_tokens"], random.Random(0)))
     total_steps, step_no = epochs * steps_per_epoch, start_epoch * steps_per_epoch
     n_params = sum(p.numel() for p in model.parameters())
@@ -177,7 +178,7 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
         if metrics["rougeL"] > best:
             best, best_epoch = metrics["rougeL"], epoch + 1
             meta = {"config": Path(config_path).name, "run": name, "epoch": epoch + 1,
-                    "dev": metrics}
+                    "epochs": epochs, "dev": metrics}
             save_checkpoint(out / "best.pt", model, vocab, lang, kind, meta)
         torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": epoch,
                     "best": best, "best_epoch": best_epoch, "vocab": vocab.to_state(),
