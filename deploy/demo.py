@@ -4,12 +4,15 @@
 
 1. starts Kafka, Elasticsearch and Triton (or reuses running ones: `up` is idempotent),
 2. starts the Faust worker (`python -m services.stream worker`) in the background,
-3. replays the sample feeds onto `posts.raw` with the replay producer:
+3. replays the sample feeds with the replay producer: onto `posts.raw`
    deploy/sample_data/tweets.jsonl (2,374 ARK-Twitter tweets, CC BY 3.0) and
-   deploy/sample_data/weibo.jsonl (200 Weibo posts, see ATTRIBUTION.md),
-4. waits until every post is searchable in Elasticsearch, printing progress,
+   deploy/sample_data/weibo.jsonl (200 Weibo posts), onto `articles.raw`
+   deploy/sample_data/articles.jsonl (45 English and Chinese news articles, each with a
+   required phrase; see ATTRIBUTION.md),
+4. waits until every post and article is searchable in Elasticsearch, printing progress,
 5. runs a few searches with the search CLI (POS filters, full text, user hashtags,
-   generated hashtags in English and Chinese),
+   generated hashtags in English and Chinese, articles with full and constrained
+   headline candidates),
 6. stops the worker and leaves the servers running for your own searches
    (`python -m services.search --help`; stop them with `python -m deploy.local down`).
 """
@@ -27,8 +30,13 @@ from pathlib import Path
 from deploy.process import stop_child
 from deploy.settings import REPO_ROOT, Settings
 from deploy.stack import servers, status
+from services.config import load
 
-FEEDS = [REPO_ROOT / "deploy" / "sample_data" / name for name in ("tweets.jsonl", "weibo.jsonl")]
+SAMPLES = REPO_ROOT / "deploy" / "sample_data"
+#: (feed, topic, producer --kind, index prefix setting)
+FEEDS = [(SAMPLES / "tweets.jsonl", "posts.raw", "posts"),
+         (SAMPLES / "weibo.jsonl", "posts.raw", "posts"),
+         (SAMPLES / "articles.jsonl", "articles.raw", "articles")]
 SEARCHES = [
     ["--tag", "NNP:lakers", "--size", "3"],
     ["--ark-tag", "^:miami", "--ark", "--size", "3"],
@@ -36,6 +44,8 @@ SEARCHES = [
     ["--user-hashtag", "prayforindonesia", "--size", "2"],
     ["--top-hashtags", "--since", "2010-10-27", "--until", "2010-10-28", "--size", "8"],
     ["--platform", "weibo", "--size", "3"],
+    ["--articles", "--lang", "en", "--size", "2"],
+    ["--articles", "--lang", "zh", "--size", "1"],
 ]
 
 
@@ -51,30 +61,29 @@ def start_worker(settings: Settings) -> tuple[subprocess.Popen, Path]:
     return subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT), log_path
 
 
-def wait_indexed(ids: list[str], worker: subprocess.Popen, log_path: Path, timeout: float,
-                 since: str) -> int:
+def wait_indexed(ids: list[str], pattern: str, worker: subprocess.Popen, log_path: Path,
+                 timeout: float, since: str) -> int:
     """Poll Elasticsearch until all ids were processed after ``since`` (ISO time) and are
-    searchable; return how many are. ``since`` keeps documents of an earlier demo run (same
-    ids) from counting."""
+    searchable in indices ``pattern``; return how many are. ``since`` keeps documents of an
+    earlier demo run (same ids) from counting."""
     from services.config import load
     from services.es.bulk import make_client
 
-    cfg = load()
-    es = make_client(cfg.servers.es_url)
+    es = make_client(load().servers.es_url)
     began, found = time.monotonic(), 0
     while time.monotonic() - began < timeout:
         if worker.poll() is not None:
             raise SystemExit(f"the worker exited with {worker.returncode}; see {log_path}")
         try:
-            es.indices.refresh(index=f"{cfg.index_prefix}-*")
+            es.indices.refresh(index=pattern)
             body = {"query": {"bool": {"filter": [
                 {"ids": {"values": ids}}, {"range": {"processed_at": {"gte": since}}}]}}}
-            found = es.count(index=f"{cfg.index_prefix}-*", body=body)["count"]
+            found = es.count(index=pattern, body=body)["count"]
         except Exception as exc:  # the index may not exist before the first bulk
             print(f"\r  waiting for the first documents ({type(exc).__name__})", end="")
         else:
             rate = found / max(time.monotonic() - began, 1e-9)
-            print(f"\r  indexed {found}/{len(ids)} ({rate:.0f} posts/s)   ", end="", flush=True)
+            print(f"\r  indexed {found}/{len(ids)} ({rate:.1f}/s)   ", end="", flush=True)
             if found >= len(ids):
                 break
         time.sleep(1.0)
@@ -101,28 +110,33 @@ def main() -> None:
         print(f"  {srv.name}: {took}", flush=True)
 
     started = datetime.now(UTC).isoformat()
-    banner("2. starting the Faust worker (tag_posts, index_posts)")
+    banner("2. starting the Faust worker (tag_posts, index_posts, headline_articles, "
+           "index_articles)")
     worker, log_path = start_worker(settings)
     print(f"  pid {worker.pid}, log {log_path}")
+    cfg = load()
     try:
-        lines = []
+        ids: dict[str, list[str]] = {"posts": [], "articles": []}
         banner("3. replaying real posts onto posts.raw (tweets: ARK-Twitter, CC BY 3.0; "
-               "Weibo: rumour set, GPL-3.0)")
-        for feed in FEEDS:
+               "Weibo: rumour set, GPL-3.0) and news articles onto articles.raw")
+        for feed, topic, kind in FEEDS:
             feed_lines = [json.loads(x) for x in feed.read_text().splitlines() if x.strip()]
             feed_lines = feed_lines[: args.limit or None]
-            lines += feed_lines
+            ids[kind] += [x["id"] for x in feed_lines]
             producer = [sys.executable, "-m", "services.producer", "--file", str(feed),
-                        "--topic", "posts.raw", "--limit", str(len(feed_lines))]
+                        "--topic", topic, "--kind", kind, "--limit", str(len(feed_lines))]
             subprocess.run(producer, cwd=REPO_ROOT, check=True)
 
-        banner("4. waiting until every post is tagged, given hashtags and searchable")
-        began = time.monotonic()
-        found = wait_indexed([x["id"] for x in lines], worker, log_path, args.timeout, started)
-        print(
-            f"  {found} of {len(lines)} posts tagged and indexed "
-            f"in {time.monotonic() - began:.0f}s"
-        )
+        banner("4. waiting until every post is tagged and given hashtags, and every article "
+               "given headlines, all searchable")
+        found = {}
+        for kind, pattern in (("posts", cfg.index_pattern),
+                              ("articles", cfg.article_index_pattern)):
+            began = time.monotonic()
+            found[kind] = wait_indexed(ids[kind], pattern, worker, log_path, args.timeout,
+                                       started)
+            print(f"  {found[kind]} of {len(ids[kind])} {kind} processed and indexed "
+                  f"in {time.monotonic() - began:.0f}s")
 
         banner("5. searching (python -m services.search ...)")
         for query in SEARCHES:
@@ -138,8 +152,10 @@ def main() -> None:
         "`python -m services.search --tag NNP:heat`;\n  stop them with "
         "`python -m deploy.local down`."
     )
-    if found < len(lines):
-        raise SystemExit(f"only {found} of {len(lines)} posts were indexed; see {log_path}")
+    for kind, expected in ids.items():
+        if found[kind] < len(expected):
+            raise SystemExit(f"only {found[kind]} of {len(expected)} {kind} were indexed; "
+                             f"see {log_path}")
 
 
 if __name__ == "__main__":

@@ -86,3 +86,20 @@ def top_hashtags_body(req: SearchRequest, size: int = 20) -> dict[str, Any]:
         "user": {"terms": {"field": "user_hashtags", "size": size}},
     }
     return body
+
+
+def article_query(text: str = "", phrase: str = "", lang: str = "", size: int = 10
+                  ) -> dict[str, Any]:
+    """Articles whose body, title or headline candidates contain ``text``, optionally with
+    a given required phrase and language; newest processed first."""
+    must: list[dict[str, Any]] = []
+    filters: list[dict[str, Any]] = []
+    if text:
+        must.append({"multi_match": {"query": text, "operator": "and",
+                                     "fields": ["title", "body", "candidates.text"]}})
+    if phrase:
+        filters.append({"term": {"required_phrases": phrase}})
+    if lang:
+        filters.append({"term": {"lang": lang}})
+    query = {"bool": {"must": must or [{"match_all": {}}], "filter": filters}}
+    return {"query": query, "size": size, "sort": [{"processed_at": {"order": "desc"}}]}

@@ -36,3 +36,24 @@ def render_buckets(title: str, agg: dict[str, Any]) -> str:
     width = max(len(str(b["key"])) for b in buckets) + 1
     rows = [f"  #{str(b['key']).ljust(width)} {b['doc_count']}" for b in buckets]
     return "\n".join([f"{title}:", *rows])
+
+
+def render_article(hit: dict[str, Any]) -> str:
+    """An article's title and its candidates, grouped by kind and phrase."""
+    src = hit["_source"]
+    head = f"{src.get('id', hit['_id'])}  {src.get('lang') or '-'}  {src.get('source') or ''}"
+    if src.get("truncated"):
+        head += "  [truncated]"
+    lines = [head, f"  original title: {src.get('title') or '-'}"]
+    groups: dict[str, list[str]] = {}
+    for c in src.get("candidates") or []:
+        label = "full" if c["kind"] == "full" else f"containing {c.get('phrase')!r}"
+        groups.setdefault(label, []).append(f"{c['text']}  ({c['score']:.2f})")
+    for label, texts in groups.items():
+        lines.append(f"  {label}:")
+        lines += [f"    - {t}" for t in texts]
+    for issue in src.get("issues") or []:
+        lines.append(f"  no {issue['kind']} candidates"
+                     + (f" for {issue['phrase']!r}" if issue.get("phrase") else "")
+                     + f": {issue['status']} ({issue['message']})")
+    return "\n".join(lines)
