@@ -72,6 +72,10 @@ class Pipeline:
     def pattern(self) -> str:
         return f"{self.index_prefix}-*"
 
+    @property
+    def articles_pattern(self) -> str:
+        return f"it-{self.tag}-articles-*"
+
     def start_worker(self) -> None:
         self.starts += 1
         log = self.log_dir / f"worker-{self.tag}-{self.starts}.log"
@@ -109,11 +113,17 @@ class Pipeline:
                 return 0
             raise
 
-    def get(self, doc_id: str) -> dict[str, Any] | None:
-        self.es.indices.refresh(index=self.pattern, allow_no_indices=True,
-                                ignore_unavailable=True)
-        res = self.es.search(index=self.pattern, query={"ids": {"values": [doc_id]}},
-                             allow_no_indices=True, ignore_unavailable=True)
+    def get(self, doc_id: str, pattern: str = "") -> dict[str, Any] | None:
+        pattern = pattern or self.pattern
+        try:
+            self.es.indices.refresh(index=pattern, allow_no_indices=True,
+                                    ignore_unavailable=True)
+            res = self.es.search(index=pattern, query={"ids": {"values": [doc_id]}},
+                                 allow_no_indices=True, ignore_unavailable=True)
+        except TransportError as exc:
+            if exc.status_code == 503:  # a just-created index without an active shard
+                return None
+            raise
         hits = res["hits"]["hits"]
         return hits[0]["_source"] if hits else None
 
@@ -160,7 +170,7 @@ def make_pipeline(
 ) -> Pipeline:
     tag = uuid.uuid4().hex[:8]
     env = dict(servers, NLP_TOPIC_PREFIX=f"it-{tag}-", NLP_INDEX_PREFIX=f"it-{tag}-posts",
-               NLP_APP_ID=f"it-{tag}")
+               NLP_ARTICLE_INDEX_PREFIX=f"it-{tag}-articles", NLP_APP_ID=f"it-{tag}")
     topics = Topics.with_prefix(f"it-{tag}-")
     ensure_topics(kafka.bootstrap, topics.all())
     return Pipeline(tag, env, topics, f"it-{tag}-posts", es, kafka.bootstrap, log_dir)
@@ -170,8 +180,10 @@ def cleanup(pipe: Pipeline) -> None:
     """Stop the worker; drop this pipeline's indices, template, topics and group."""
     if pipe.worker is not None:
         pipe.stop_worker()
-    pipe.es.indices.delete(index=pipe.pattern, allow_no_indices=True, ignore_unavailable=True)
-    pipe.es.indices.delete_index_template(name=pipe.index_prefix, ignore=[404])
+    for pattern in (pipe.pattern, pipe.articles_pattern):
+        pipe.es.indices.delete(index=pattern, allow_no_indices=True, ignore_unavailable=True)
+    for template in (pipe.index_prefix, f"it-{pipe.tag}-articles"):
+        pipe.es.indices.delete_index_template(name=template, ignore=[404])
     admin = KafkaAdminClient(bootstrap_servers=pipe.bootstrap)
     try:
         ours = [t for t in admin.list_topics() if t.startswith(f"it-{pipe.tag}-")]
@@ -580,3 +592,97 @@ def test_stop_during_outage_loses_nothing(
         if proxy is not None:
             proxy.shutdown()
             proxy.server_close()
+
+
+# ---- articles: headline candidates -----------------------------------------------------
+
+ARTICLES = REPO_ROOT / "deploy" / "sample_data" / "articles.jsonl"
+
+
+def article_bytes(**fields: Any) -> bytes:
+    base: dict[str, Any] = {"id": "a", "lang": "en",
+                            "body": "Toyota Motor Corp said it will recall 1.2 mln cars in "
+                                    "Japan to fix faulty brakes, its biggest recall so far."}
+    base.update(fields)
+    return pb.Article(**base).SerializeToString()
+
+
+def test_sample_articles_get_full_and_constrained_headlines(pipeline: Pipeline) -> None:
+    from training.headline.metrics import contains_phrase
+
+    lines = [json.loads(x) for x in ARTICLES.read_text(encoding="utf-8").splitlines()]
+    chosen = [x for x in lines if x["lang"] == "en"][:4] + [x for x in lines
+                                                            if x["lang"] == "zh"][:2]
+    feed = pipeline.log_dir / "articles.jsonl"
+    feed.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in chosen))
+    cmd = [sys.executable, "-m", "services.producer", "--file", str(feed), "--kind", "articles",
+           "--topic", pipeline.topics.articles_raw, "--quiet"]
+    out = subprocess.run(cmd, cwd=REPO_ROOT, env=pipeline.env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and f"delivered {len(chosen)}," in out.stdout, out.stdout
+
+    for article in chosen:
+        wait_for(lambda a=article: pipeline.get(a["id"], pipeline.articles_pattern) is not None,
+                 240, f"article {article['id']}", pipeline)
+        doc = pipeline.get(article["id"], pipeline.articles_pattern)
+        full = [c for c in doc["candidates"] if c["kind"] == "full"]
+        constrained = [c for c in doc["candidates"] if c["kind"] == "constrained"]
+        assert full and constrained and doc["issues"] == [], doc
+        assert doc["best_headline"] == full[0]["text"] and full[0]["text"].strip()
+        assert [c["score"] for c in full] == sorted((c["score"] for c in full), reverse=True)
+        phrase = article["required_phrases"][0]
+        assert all(c["phrase"] == phrase for c in constrained)
+        assert all(contains_phrase(c["text"], phrase, article["lang"]) for c in constrained)
+        assert {c["model"]["name"] for c in doc["candidates"]} == {
+            "headline_generator", "constrained_headline_generator"}
+        assert all(c["model"]["version"] for c in doc["candidates"])
+        assert doc["title"] == article["title"]
+
+    out = search_cli(pipeline, "--articles", "--lang", "zh", "--size", "5")
+    assert chosen[-1]["id"] in out and "containing" in out
+
+
+def test_bad_articles_have_defined_outcomes(pipeline: Pipeline) -> None:
+    many_words = " ".join("w" for _ in range(49))  # 97 characters, ~50 tokens
+    bad = {
+        b"empty": article_bytes(id="empty", body="   "),
+        b"phrases": article_bytes(id="phrases", required_phrases=[
+            "Toyota", "x" * 101, many_words, "丰田汽车"]),
+        b"spanish": article_bytes(id="spanish", lang="es", body="Hoy Toyota llama a revisión "
+                                  "1,2 millones de coches.", required_phrases=["Toyota"]),
+    }
+    p = producer(pipeline.bootstrap)
+    for key, value in bad.items():
+        p.send(pipeline.topics.articles_raw, key=key, value=value)
+    p.flush()
+    p.close()
+
+    letters = dead_letters(pipeline, 1, pipeline.topics.articles_raw_dlq, timeout=120)
+    assert letters[b"empty"].error_code == "INVALID"
+    assert "empty body" in letters[b"empty"].reason
+
+    for doc_id in ("phrases", "spanish"):
+        wait_for(lambda d=doc_id: pipeline.get(d, pipeline.articles_pattern) is not None, 240,
+                 f"article {doc_id}", pipeline)
+    doc = pipeline.get("phrases", pipeline.articles_pattern)
+    issues = {(i["phrase"], i["status"]) for i in doc["issues"]}
+    assert issues == {("x" * 101, "phrase_too_long"), (many_words, "phrase_too_long"),
+                      ("丰田汽车", "unsupported_phrase")}, doc["issues"]
+    assert {c["phrase"] for c in doc["candidates"] if c["kind"] == "constrained"} == {"Toyota"}
+    assert any(c["kind"] == "full" for c in doc["candidates"])
+
+    spanish = pipeline.get("spanish", pipeline.articles_pattern)
+    assert spanish["candidates"] == []
+    assert {(i["kind"], i["status"]) for i in spanish["issues"]} == {
+        ("full", "unsupported_language"), ("constrained", "unsupported_language")}
+
+
+def test_a_5_mb_article_is_refused_by_the_producer_with_its_size(pipeline: Pipeline) -> None:
+    feed = pipeline.log_dir / "huge.jsonl"
+    feed.write_text(json.dumps({"id": "huge", "lang": "en", "body": "word " * 1_000_000}) + "\n")
+    cmd = [sys.executable, "-m", "services.producer", "--file", str(feed), "--kind", "articles",
+           "--topic", pipeline.topics.articles_raw, "--quiet"]
+    out = subprocess.run(cmd, cwd=REPO_ROOT, env=pipeline.env, capture_output=True, text=True,
+                         timeout=120)
+    assert "line 1: message is 5.0 MB" in out.stderr and "bad lines 1" in out.stdout, out
+    assert "delivered 0," in out.stdout
