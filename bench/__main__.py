@@ -2,6 +2,7 @@
 
     python -m bench pos [--tweets 2000] [--skip-pipeline]
     python -m bench hashtag [--posts 1000] [--beam 4] [--skip-pipeline]
+    python -m bench headline [--articles 30] [--words 400] [--skip-pipeline]
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ def main() -> None:
     p_tag.add_argument("--posts", type=int, default=1000)
     p_tag.add_argument("--beam", type=int, default=4, help="serving beam (Triton config: 4)")
     p_tag.add_argument("--skip-pipeline", action="store_true", help="only in process and Triton")
+    p_head = sub.add_parser("headline", help="headline generators: in process vs Triton vs "
+                            "pipeline")
+    p_head.add_argument("--articles", type=int, default=30)
+    p_head.add_argument("--words", type=int, default=400, help="words per article")
+    p_head.add_argument("--skip-pipeline", action="store_true", help="only in process and Triton")
     args = parser.parse_args()
     if args.which == "pos":
         from bench.pos import run
@@ -30,6 +36,10 @@ def main() -> None:
         from bench.hashtag import run as run_hashtag
 
         print(json.dumps(run_hashtag(args.posts, args.skip_pipeline, args.beam), indent=2))
+    elif args.which == "headline":
+        from bench.headline import run as run_headline
+
+        print(json.dumps(run_headline(args.articles, args.words, args.skip_pipeline), indent=2))
 
 
 if __name__ == "__main__":

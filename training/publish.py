@@ -30,3 +30,11 @@ def publish(checkpoint: str | Path, model_dir: Path, filename: str, max_mb: int)
                 shutil.copy2(other, target / other.name)
     shutil.copy2(checkpoint, target / filename)
     return target
+
+
+def newest_version(model_dir: Path) -> Path:
+    """The highest-numbered version directory of a Triton model."""
+    versions = [int(p.name) for p in model_dir.iterdir() if p.is_dir() and p.name.isdigit()]
+    if not versions:
+        raise FileNotFoundError(f"{model_dir} has no version directory")
+    return model_dir / str(max(versions))

@@ -19,6 +19,7 @@ from deploy.testing import TritonInfo
 from training.headline.evaluate import CONSTRAINED_MODEL, FULL_MODEL
 from training.headline.metrics import contains_phrase
 from training.headline.serving import ConstrainedHeadlineService, HeadlineService
+from training.publish import newest_version
 
 pytestmark = pytest.mark.integration
 
@@ -48,15 +49,11 @@ def param(model_dir, key: str) -> int:
     return int(re.search(rf'key: "{key}" value: {{ string_value: "(\d+)" }}', config).group(1))
 
 
-def newest_version(model_dir) -> str:
-    return str(max(int(p.name) for p in model_dir.iterdir() if p.name.isdigit()))
-
-
 def test_served_full_headlines_equal_the_in_process_service(triton: TritonInfo) -> None:
     articles, langs = [ARTICLE, ZH_ARTICLE], ["en", ""]
     rows, version = infer(triton.grpc_url, "headline_generator", ARTICLE=articles, LANG=langs)
     assert version.isdigit()
-    local = HeadlineService(FULL_MODEL / newest_version(FULL_MODEL), beam=param(FULL_MODEL, "beam"),
+    local = HeadlineService(newest_version(FULL_MODEL), beam=param(FULL_MODEL, "beam"),
                             n_best=param(FULL_MODEL, "n_best"))
     for served, expected in zip(rows, local.generate(articles, langs), strict=True):
         assert served["status"] == "ok" and served["candidates"]
@@ -81,7 +78,7 @@ def test_every_constrained_candidate_contains_its_phrase(triton: TritonInfo, str
 def test_strategy_input_is_optional_and_served_equals_in_process(triton: TritonInfo) -> None:
     rows, _ = infer(triton.grpc_url, "constrained_headline_generator", ARTICLE=[ARTICLE],
                     LANG=["en"], PHRASE=["Toyota"])
-    local = ConstrainedHeadlineService(CONSTRAINED_MODEL / newest_version(CONSTRAINED_MODEL),
+    local = ConstrainedHeadlineService(newest_version(CONSTRAINED_MODEL),
                                        beam=param(CONSTRAINED_MODEL, "beam"),
                                        n_best=param(CONSTRAINED_MODEL, "n_best"))
     (expected,) = local.generate([ARTICLE], ["en"], ["Toyota"], [""])

@@ -1,0 +1,209 @@
+"""Headline generation, per-article latency and articles per second, measured in one run.
+
+    python -m bench headline [--articles 30] [--words 400] [--skip-pipeline]
+
+For each generator (full; constrained with one phrase per article):
+(a) in_process  the shipped model in this process, one article at a time (latency
+                p50/p95) and in batches of 8 (articles/s), serving beam and n-best
+(b) triton      the same model through Triton over gRPC: one request at a time (latency),
+                then 4 requests in flight (articles/s)
+and for the whole flow:
+(c) pipeline    Kafka -> Faust (both generators) -> Kafka -> Faust -> Elasticsearch, first
+                article produced until the last one is searchable (articles/s)
+
+Articles are English test articles (Reuters), lengthened or cut to `words` words (the
+issue's "typical article" is 400 words); phrases are the data's given phrases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+
+from bench.pos import _cores, _reload_model, _stack_memory
+from deploy.settings import REPO_ROOT
+
+MODELS = ("headline_generator", "constrained_headline_generator")
+
+
+def load_articles(n: int, words: int) -> list[tuple[str, str]]:
+    """(article, phrase) pairs of exactly `words` words, from the English test split."""
+    from training.paths import data_dir
+
+    rows = [json.loads(line) for line in
+            (data_dir() / "headline" / "en" / "test.jsonl").read_text().splitlines()]
+    rows = [r for r in rows if r["source"] == "reuters21578" and r["phrase_in_article"]]
+    rows.sort(key=lambda r: -len(r["article"].split()))
+    out = []
+    for r in rows[:n]:
+        text = r["article"].split()
+        while len(text) < words:
+            text += r["article"].split()
+        out.append((" ".join(text[:words]), r["phrase"]))
+    return out
+
+
+def _latency(seconds: list[float]) -> dict:
+    ms = sorted(1000 * s for s in seconds)
+    return {"p50_ms": round(statistics.median(ms), 1),
+            "p95_ms": round(ms[min(len(ms) - 1, int(0.95 * len(ms)))], 1),
+            "mean_ms": round(statistics.fmean(ms), 1), "n": len(ms)}
+
+
+def _timed(call, items: list) -> list[float]:
+    times = []
+    for item in items:
+        began = time.perf_counter()
+        call(item)
+        times.append(time.perf_counter() - began)
+    return times
+
+
+def bench_in_process(pairs: list[tuple[str, str]]) -> dict:
+    import torch
+
+    from training.headline.evaluate import CONSTRAINED_MODEL, FULL_MODEL
+    from training.headline.serving import ConstrainedHeadlineService, HeadlineService
+    from training.publish import newest_version
+
+    torch.set_num_threads(2)
+    full = HeadlineService(newest_version(FULL_MODEL), beam=4, n_best=3)
+    constrained = ConstrainedHeadlineService(newest_version(CONSTRAINED_MODEL), beam=3, n_best=3)
+    calls = {
+        "headline_generator": lambda batch: full.generate([a for a, _ in batch],
+                                                          ["en"] * len(batch)),
+        "constrained_headline_generator": lambda batch: constrained.generate(
+            [a for a, _ in batch], ["en"] * len(batch), [p for _, p in batch], [""] * len(batch)),
+    }
+    result = {}
+    for model, call in calls.items():
+        call(pairs[:2])  # warm-up
+        latency = _latency(_timed(call, [[p] for p in pairs]))
+        began = time.perf_counter()
+        for i in range(0, len(pairs), 8):
+            call(pairs[i : i + 8])
+        rate = len(pairs) / (time.perf_counter() - began)
+        result[model] = {**latency, "batched_articles_per_s": round(rate, 2)}
+    return result
+
+
+async def _triton(pairs: list[tuple[str, str]], url: str) -> dict:
+    from services.triton import ConstrainedHeadlineClient, HeadlineClient
+
+    full, constrained = HeadlineClient(url), ConstrainedHeadlineClient(url)
+    calls = {
+        "headline_generator": lambda batch: full.generate([a for a, _ in batch],
+                                                          ["en"] * len(batch)),
+        "constrained_headline_generator": lambda batch: constrained.generate(
+            [a for a, _ in batch], ["en"] * len(batch), [p for _, p in batch], [""] * len(batch)),
+    }
+    result = {}
+    for model, call in calls.items():
+        await call(pairs[:2])
+        times = []
+        for p in pairs:
+            began = time.perf_counter()
+            await call([p])
+            times.append(time.perf_counter() - began)
+        gate = asyncio.Semaphore(4)
+
+        async def one(p, call=call, gate=gate):
+            async with gate:
+                await call([p])
+
+        began = time.perf_counter()
+        await asyncio.gather(*(one(p) for p in pairs))
+        rate = len(pairs) / (time.perf_counter() - began)
+        result[model] = {**_latency(times), "in_flight_4_articles_per_s": round(rate, 2)}
+    await full.close()
+    await constrained.close()
+    return result
+
+
+def bench_pipeline(pairs: list[tuple[str, str]], settings, timeout: float = 1200) -> dict:
+    """Articles per second through the whole articles flow (both generators per article)."""
+    import psutil
+    from kafka import KafkaProducer
+
+    from bench.pipeline import _wait_all
+    from deploy.process import stop_child
+    from services.config import PipelineConfig
+    from services.es.bulk import make_client
+    from services.kafka_topics import ensure_topics
+    from services.pb import messages_pb2 as pb
+
+    run = f"bench-articles-{uuid.uuid4().hex[:6]}"
+    env = dict(os.environ, NLP_TOPIC_PREFIX=f"{run}.", NLP_INDEX_PREFIX=f"{run}-posts",
+               NLP_ARTICLE_INDEX_PREFIX=run, NLP_APP_ID=run, NLP_STREAM_WEB_PORT="0")
+    cfg = PipelineConfig.from_env(env)
+    ensure_topics(settings.kafka_bootstrap, cfg.topics.all())
+    es = make_client(settings.es_url)
+    log_path = settings.state_dir / "logs" / f"{run}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "wb") as log:
+        cmd = [sys.executable, "-m", "services.stream", "worker", "-l", "info"]
+        worker = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=log,
+                                  stderr=subprocess.STDOUT)
+
+    def produce(items: list[tuple[str, str, str]]) -> None:
+        producer = KafkaProducer(bootstrap_servers=settings.kafka_bootstrap, acks="all")
+        for key, body, phrase in items:
+            value = pb.Article(id=key, lang="en", body=body, required_phrases=[phrase])
+            producer.send(cfg.topics.articles_raw, key=key.encode(),
+                          value=value.SerializeToString())
+        producer.flush()
+        producer.close()
+
+    try:
+        produce([("warmup", pairs[0][0], pairs[0][1])])
+        _wait_all(es, cfg.article_index_pattern, ["warmup"], worker, timeout=300)
+        items = [(f"{run}-{i}", a, p) for i, (a, p) in enumerate(pairs)]
+        began = time.perf_counter()
+        produce(items)
+        ended = _wait_all(es, cfg.article_index_pattern, [k for k, _, _ in items], worker,
+                          timeout)
+        worker_rss = psutil.Process(worker.pid).memory_info().rss
+    finally:
+        stop_child(worker)
+        es.indices.delete(index=cfg.article_index_pattern, ignore=[404])
+    seconds = ended - began
+    return {"articles": len(pairs), "seconds": round(seconds, 2),
+            "articles_per_s": round(len(pairs) / seconds, 2),
+            "worker_rss_mib": round(worker_rss / 2**20), "worker_log": str(log_path)}
+
+
+def run(n_articles: int, words: int, skip_pipeline: bool) -> dict:
+    from deploy.settings import Settings
+    from deploy.stack import servers
+
+    settings = Settings.from_env()
+    pairs = load_articles(n_articles, words)
+    result: dict = {"benchmark": "headline", "machine_cores": _cores(), "words": words,
+                    "in_process": bench_in_process(pairs)}
+    for srv in servers(["triton"], settings):
+        srv.start(timeout=300)
+    for model in MODELS:
+        _reload_model(settings, model)
+    url = f"{settings.host}:{settings.triton_grpc_port}"
+    result["triton"] = asyncio.run(_triton(pairs, url))
+    result["ratios"] = {
+        f"{m}_triton_p50_vs_in_process_p50": round(
+            result["triton"][m]["p50_ms"] / result["in_process"][m]["p50_ms"], 3)
+        for m in MODELS}
+    if not skip_pipeline:
+        for srv in servers(None, settings):
+            srv.start(timeout=300)
+        pipe = bench_pipeline(pairs, settings)
+        result["pipeline"] = pipe
+        # in process, an article costs one full and one constrained generation (batched)
+        per_article = sum(1 / result["in_process"][m]["batched_articles_per_s"] for m in MODELS)
+        result["ratios"]["pipeline_vs_in_process"] = round(pipe["articles_per_s"] * per_article,
+                                                           3)
+        result["memory"] = _stack_memory(settings, pipe["worker_rss_mib"])
+    return result
