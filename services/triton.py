@@ -182,19 +182,22 @@ class TritonModelClient:
         self.timeout = timeout
         self._client = grpcaio.InferenceServerClient(url)
 
-    async def infer(self, inputs: list[grpcclient.InferInput], output: str, n: int):
-        """Run the model, waiting out Triton outages -> (output rows, model name, version)."""
+    async def infer(self, inputs: list[grpcclient.InferInput], output: str, n: int,
+                    timeout: float | None = None):
+        """Run the model, waiting out Triton outages -> (output rows, model name, version).
+        ``timeout`` (seconds) overrides the client's per-attempt timeout."""
         return await retry_async(
-            lambda: self._infer(inputs, output, n),
+            lambda: self._infer(inputs, output, n, timeout or self.timeout),
             policy=self.retry,
             is_transient=is_transient,
             what=f"Triton {self.model} at {self.url} ({n} texts)",
             log=log,
         )
 
-    async def _infer(self, inputs: list[grpcclient.InferInput], output: str, n: int):
+    async def _infer(self, inputs: list[grpcclient.InferInput], output: str, n: int,
+                     timeout: float):
         try:
-            result = await self._client.infer(self.model, inputs, client_timeout=self.timeout)
+            result = await self._client.infer(self.model, inputs, client_timeout=timeout)
         except InferenceServerException as exc:
             if is_transient(exc):
                 raise
@@ -246,11 +249,12 @@ class HeadlineClient(TritonModelClient):
                  retry: RetryPolicy | None = None, timeout: float = 120.0) -> None:
         super().__init__(url, model, retry, timeout)
 
-    async def generate(self, articles: Sequence[str], langs: Sequence[str]) -> HeadlineBatch:
+    async def generate(self, articles: Sequence[str], langs: Sequence[str],
+                       timeout: float | None = None) -> HeadlineBatch:
         if not articles:
             return HeadlineBatch([], self.model, "")
         inputs = [bytes_input("ARTICLE", articles), bytes_input(LANG_INPUT, langs)]
-        rows, name, version = await self.infer(inputs, HEADLINES_OUTPUT, len(articles))
+        rows, name, version = await self.infer(inputs, HEADLINES_OUTPUT, len(articles), timeout)
         return HeadlineBatch([parse_headlines_json(r) for r in rows], name, version)
 
 
@@ -263,10 +267,11 @@ class ConstrainedHeadlineClient(TritonModelClient):
         super().__init__(url, model, retry, timeout)
 
     async def generate(self, articles: Sequence[str], langs: Sequence[str],
-                       phrases: Sequence[str], strategies: Sequence[str]) -> HeadlineBatch:
+                       phrases: Sequence[str], strategies: Sequence[str],
+                       timeout: float | None = None) -> HeadlineBatch:
         if not articles:
             return HeadlineBatch([], self.model, "")
         inputs = [bytes_input("ARTICLE", articles), bytes_input(LANG_INPUT, langs),
                   bytes_input("PHRASE", phrases), bytes_input("STRATEGY", strategies)]
-        rows, name, version = await self.infer(inputs, HEADLINES_OUTPUT, len(articles))
+        rows, name, version = await self.infer(inputs, HEADLINES_OUTPUT, len(articles), timeout)
         return HeadlineBatch([parse_headlines_json(r) for r in rows], name, version)
