@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up this checkout on a fresh machine: Debian packages, a Python 3.11 venv in .venv
-# with the pinned dependencies (requirements.lock), and the Maven-resolved server jars.
+# with the pinned dependencies (requirements.lock), grpcurl, and the Maven-resolved jars.
 # Idempotent: a second run only checks. Usage: bash deploy/setup.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +36,19 @@ fi
 say "installing Python dependencies (torch is large: the first run downloads ~3 GB)"
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q -c requirements.lock -e '.[dev]'
+
+# grpcurl: a gRPC client nobody here wrote, used by a test to prove the headline API works
+# from outside Python (through server reflection). Built from the Go module proxy.
+GRPCURL_VERSION=v1.9.3
+if [[ ! -x .venv/bin/grpcurl ]]; then
+  if command -v go >/dev/null; then
+    say "building grpcurl $GRPCURL_VERSION with Go (about 3 minutes, once)"
+    GOBIN="$PWD/.venv/bin" go install "github.com/fullstorydev/grpcurl/cmd/grpcurl@$GRPCURL_VERSION" \
+      || echo "warning: could not build grpcurl; the test that uses it will be skipped"
+  else
+    echo "warning: Go not found; the grpcurl test will be skipped"
+  fi
+fi
 
 say "resolving Kafka and Elasticsearch jars with Maven"
 .venv/bin/python -m deploy.local prepare
