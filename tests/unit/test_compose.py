@@ -17,6 +17,7 @@ from deploy.settings import ELASTICSEARCH_VERSION, KAFKA_VERSION, REPO_ROOT, TRI
 COMPOSE_FILE = REPO_ROOT / "docker-compose.yml"
 EXPECTED_SERVICES = {
     "kafka",
+    "headline-api",
     "elasticsearch",
     "kibana",
     "kibana-setup",
