@@ -13,7 +13,9 @@
 5. runs a few searches with the search CLI (POS filters, full text, user hashtags,
    generated hashtags in English and Chinese, articles with full and constrained
    headline candidates),
-6. stops the worker and leaves the servers running for your own searches
+6. starts the headline API (`python -m services.headline_api`) and asks it for headline
+   suggestions for a sample article with the client CLI (one gRPC round trip),
+7. stops the worker and the API and leaves the servers running for your own searches
    (`python -m services.search --help`; stop them with `python -m deploy.local down`).
 """
 
@@ -91,6 +93,31 @@ def wait_indexed(ids: list[str], pattern: str, worker: subprocess.Popen, log_pat
     return found
 
 
+def suggest_over_grpc(settings: Settings) -> None:
+    """Start the headline API, make one Suggest call with the client CLI, stop the API."""
+    log_path = settings.state_dir / "logs" / "demo-headline-api.log"
+    article = json.loads((SAMPLES / "articles.jsonl").read_text().splitlines()[0])
+    cmd = [sys.executable, "-m", "services.headline_api"]
+    with open(log_path, "wb") as log:
+        server = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        began = time.monotonic()
+        while '"event": "started"' not in log_path.read_text(errors="replace"):
+            if server.poll() is not None or time.monotonic() - began > 60:
+                print(f"  the headline API did not start; see {log_path}")
+                return
+            time.sleep(0.2)
+        phrase = article["required_phrases"][0]
+        client = [sys.executable, "-m", "services.headline_api.client", "--text",
+                  article["body"], "--phrase", phrase, "-n", "3", "--timeout", "30"]
+        print(f"\n$ python -m services.headline_api.client --file <{article['id']}> "
+              f"--phrase {phrase!r} -n 3", flush=True)
+        subprocess.run(client, cwd=REPO_ROOT)
+        print(f"  (original title: {article['title']})")
+    finally:
+        stop_child(server)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         prog="python -m deploy.demo",
@@ -142,10 +169,12 @@ def main() -> None:
         for query in SEARCHES:
             print(f"\n$ python -m services.search {' '.join(query)}", flush=True)
             subprocess.run([sys.executable, "-m", "services.search", *query], cwd=REPO_ROOT)
+        banner("6. headline suggestions over gRPC (python -m services.headline_api)")
+        suggest_over_grpc(settings)
     finally:
         stop_child(worker)
 
-    banner("6. done")
+    banner("7. done")
     total = sum(status(s).rss_bytes for s in servers(None, settings)) / 2**20
     print(
         f"  servers still running ({total:.0f} MiB resident): try "
