@@ -44,6 +44,10 @@ def infer(url: str, model: str, **inputs: list[str]) -> tuple[list[dict], str]:
     return rows, result.get_response().model_version
 
 
+def shipped(model_dir, lang: str) -> bool:
+    return (newest_version(model_dir) / f"headline_{lang}.pt").exists()
+
+
 def param(model_dir, key: str) -> int:
     config = (model_dir / "config.pbtxt").read_text()
     return int(re.search(rf'key: "{key}" value: {{ string_value: "(\d+)" }}', config).group(1))
@@ -56,11 +60,14 @@ def test_served_full_headlines_equal_the_in_process_service(triton: TritonInfo) 
     local = HeadlineService(newest_version(FULL_MODEL), beam=param(FULL_MODEL, "beam"),
                             n_best=param(FULL_MODEL, "n_best"))
     for served, expected in zip(rows, local.generate(articles, langs), strict=True):
-        assert served["status"] == "ok" and served["candidates"]
         assert [t for t, _ in served["candidates"]] == [t for t, _ in expected["candidates"]]
         assert [s for _, s in served["candidates"]] == pytest.approx(
             [s for _, s in expected["candidates"]], abs=1e-3)
+    assert rows[0]["status"] == "ok" and rows[0]["candidates"]
     assert rows[1]["lang"] == "zh"  # guessed from the script
+    # Chinese is served once its weights are shipped; until then the outcome is explicit.
+    zh_status = "ok" if shipped(FULL_MODEL, "zh") else "unsupported_language"
+    assert rows[1]["status"] == zh_status and bool(rows[1]["candidates"]) == (zh_status == "ok")
 
 
 @pytest.mark.parametrize("strategy", ["seq-b", "seq-f", "tok-b", "tok-f", ""])
@@ -70,6 +77,9 @@ def test_every_constrained_candidate_contains_its_phrase(triton: TritonInfo, str
     rows, _ = infer(triton.grpc_url, "constrained_headline_generator", ARTICLE=articles,
                     LANG=["en", "en", "zh"], PHRASE=phrases, STRATEGY=[strategy] * 3)
     for row, phrase, lang in zip(rows, phrases, ["en", "en", "zh"], strict=True):
+        if not shipped(CONSTRAINED_MODEL, lang):
+            assert row["status"] == "unsupported_language"
+            continue
         assert row["status"] == "ok" and row["candidates"], row
         assert all(contains_phrase(text, phrase, lang) for text, _ in row["candidates"])
         assert row["strategy"] in ((strategy,) if strategy else ("tok-b", "he"))

@@ -608,7 +608,11 @@ def article_bytes(**fields: Any) -> bytes:
 
 
 def test_sample_articles_get_full_and_constrained_headlines(pipeline: Pipeline) -> None:
+    from training.headline.evaluate import FULL_MODEL
     from training.headline.metrics import contains_phrase
+    from training.publish import newest_version
+
+    zh_shipped = (newest_version(FULL_MODEL) / "headline_zh.pt").exists()
 
     lines = [json.loads(x) for x in ARTICLES.read_text(encoding="utf-8").splitlines()]
     chosen = [x for x in lines if x["lang"] == "en"][:4] + [x for x in lines
@@ -625,6 +629,10 @@ def test_sample_articles_get_full_and_constrained_headlines(pipeline: Pipeline) 
         wait_for(lambda a=article: pipeline.get(a["id"], pipeline.articles_pattern) is not None,
                  240, f"article {article['id']}", pipeline)
         doc = pipeline.get(article["id"], pipeline.articles_pattern)
+        if article["lang"] == "zh" and not zh_shipped:  # explicit outcome until zh ships
+            assert doc["candidates"] == [] and {i["status"] for i in doc["issues"]} == {
+                "unsupported_language"}
+            continue
         full = [c for c in doc["candidates"] if c["kind"] == "full"]
         constrained = [c for c in doc["candidates"] if c["kind"] == "constrained"]
         assert full and constrained and doc["issues"] == [], doc
@@ -638,8 +646,8 @@ def test_sample_articles_get_full_and_constrained_headlines(pipeline: Pipeline) 
         assert all(c["model"]["version"] for c in doc["candidates"])
         assert doc["title"] == article["title"]
 
-    out = search_cli(pipeline, "--articles", "--lang", "zh", "--size", "5")
-    assert chosen[-1]["id"] in out and "containing" in out
+    out = search_cli(pipeline, "--articles", "--lang", "en", "--size", "10")
+    assert chosen[0]["id"] in out and "containing" in out
 
 
 def test_bad_articles_have_defined_outcomes(pipeline: Pipeline) -> None:
