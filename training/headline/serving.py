@@ -99,12 +99,15 @@ class ConstrainedHeadlineService(_Service):
         predictor = self.predictors[lang]
         if not phrase.strip():
             return _refusal("empty_phrase", lang, "the required phrase is blank")
-        ids = predictor.vocab.encode(phrase)
+        tokens = predictor.vocab.tokens(phrase)
         limit = predictor.cfg.max_target - ROOM_FOR_HEADLINE
-        if len(ids) > limit:
-            return _refusal("phrase_too_long", lang, f"the phrase is {len(ids)} tokens; at most "
-                            f"{limit} fit in a headline")
-        if sum(i == UNK for i in ids) * 2 > len(ids):
+        if len(tokens) > limit:
+            return _refusal("phrase_too_long", lang, f"the phrase is {len(tokens)} tokens; at "
+                            f"most {limit} fit in a headline")
+        # Characters, not tokens: SentencePiece folds a run of unknown characters into one
+        # [UNK] piece, so "丰田汽车" is one unknown token among one or two.
+        unknown = sum(len(s.strip()) for i, s in tokens if i == UNK)
+        if unknown * 2 > len("".join(phrase.split())):
             return _refusal("unsupported_phrase", lang,
                             f"the phrase is mostly unknown to the {lang} model's vocabulary")
         if strategy and strategy not in STRATEGIES:

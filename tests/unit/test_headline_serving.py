@@ -1,0 +1,75 @@
+"""Headline serving logic on tiny untrained models: routing, statuses and phrase inclusion.
+
+The models are random (what they say is noise); what is checked is the contract around
+them: every request gets a status, refusals say why, constrained output always contains the
+phrase verbatim, and long articles are flagged."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from training.headline.model import HeadlineConfig, HeadlineGenerator
+from training.headline.predictor import save_checkpoint
+from training.headline.seq2bf import Seq2BF, Seq2BFConfig
+from training.headline.serving import ConstrainedHeadlineService, HeadlineService
+from training.headline.vocab import SubwordVocab
+
+CORPUS = ["Toyota Motor Corp said it would recall cars in Japan to fix brakes.",
+          "The central bank raised interest rates by a quarter point on Tuesday.",
+          "Shares of the company rose after it reported higher quarterly profit."] * 30
+SMALL = dict(d_model=32, n_heads=2, enc_layers=1, dec_layers=1, d_ff=64, segment_len=16,
+             mem_len=16, max_source=64, max_target=24)
+
+
+@pytest.fixture(scope="module")
+def directories(tmp_path_factory):
+    torch.manual_seed(0)
+    vocab = SubwordVocab.build(CORPUS, size=200)
+    full_dir, constrained_dir = tmp_path_factory.mktemp("full"), tmp_path_factory.mktemp("c")
+    full = HeadlineGenerator(HeadlineConfig(len(vocab), variant="xl-cc", **SMALL))
+    save_checkpoint(full_dir / "headline_en.pt", full, vocab, "en", "generator", {"run": "t"})
+    seq2bf = Seq2BF(Seq2BFConfig(len(vocab), strategy="mixed", **SMALL))
+    save_checkpoint(constrained_dir / "headline_en.pt", seq2bf, vocab, "en", "seq2bf",
+                    {"run": "t"})
+    return full_dir, constrained_dir
+
+
+def test_full_headlines_are_routed_by_language_and_refusals_are_explicit(directories):
+    service = HeadlineService(directories[0], beam=2, n_best=2)
+    long_article = " ".join(CORPUS)  # far more than max_source=64 tokens
+    ok, empty, spanish, guessed, cut = service.generate(
+        [CORPUS[0], " ", "Hoy Toyota llama a revisión", CORPUS[1], long_article],
+        ["en", "en", "es", "", "en"])
+    assert ok["status"] == "ok" and len(ok["candidates"]) == 2 and not ok["truncated"]
+    assert (empty["status"], spanish["status"]) == ("empty_article", "unsupported_language")
+    assert empty["message"] and spanish["message"] and spanish["candidates"] == []
+    assert guessed["lang"] == "en" and guessed["status"] == "ok"
+    assert cut["truncated"] is True
+
+
+@pytest.mark.parametrize("strategy", ["seq-b", "seq-f", "tok-b", "tok-f", ""])
+def test_constrained_candidates_contain_the_phrase_verbatim(directories, strategy):
+    service = ConstrainedHeadlineService(directories[1], beam=2, n_best=2)
+    phrases = ["Toyota", "interest rates", "Zürich Börse"]  # the last partly out of vocabulary
+    results = service.generate([CORPUS[0]] * 3, ["en"] * 3, phrases, [strategy] * 3)
+    for result, phrase in zip(results, phrases, strict=True):
+        assert result["status"] == "ok" and result["candidates"]
+        assert all(phrase in text for text, _ in result["candidates"])
+        assert result["strategy"] == (strategy or "tok-b")
+
+
+@pytest.mark.parametrize(
+    ("phrase", "strategy", "status"),
+    [
+        ("  ", "", "empty_phrase"),
+        (" ".join(["brake"] * 30), "", "phrase_too_long"),  # more than max_target - 4 tokens
+        ("丰田汽车公司", "", "unsupported_phrase"),
+        ("Toyota", "sideways", "invalid_strategy"),
+    ],
+)
+def test_unusable_phrases_get_their_status(directories, phrase, strategy, status):
+    service = ConstrainedHeadlineService(directories[1], beam=2, n_best=2)
+    (result,) = service.generate([CORPUS[0]], ["en"], [phrase], [strategy])
+    assert result["status"] == status and result["candidates"] == [] and result["message"]
+    assert result["phrase"] == phrase
