@@ -1,0 +1,39 @@
+"""Triton Python-backend entry point for the phrase-constrained headline generator.
+
+Model code lives in training/headline/ (on the server's PYTHONPATH); this file adapts Triton
+requests to `ConstrainedHeadlineService`. STRATEGY is optional (absent = the default order).
+"""
+
+import json
+import os
+
+import torch
+
+from training.headline.serving import ConstrainedHeadlineService
+from training.triton_io import string_input, string_responses
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        config = json.loads(args["model_config"])
+        params = {k: v["string_value"] for k, v in config.get("parameters", {}).items()}
+        torch.set_num_threads(int(params.get("torch_threads", "2")))
+        version_dir = os.path.join(args["model_repository"], args["model_version"])
+        self.service = ConstrainedHeadlineService(version_dir, beam=int(params.get("beam", "3")),
+                                                  n_best=int(params.get("n_best", "3")))
+
+    def execute(self, requests):
+        articles, langs, phrases, strategies, sizes = [], [], [], [], []
+        for request in requests:
+            batch = string_input(request, "ARTICLE")
+            articles += batch
+            langs += string_input(request, "LANG")
+            phrases += string_input(request, "PHRASE")
+            strategies += string_input(request, "STRATEGY", default="")
+            sizes.append(len(batch))
+        rows = self.service.generate(articles, langs, phrases, strategies)
+        out = [json.dumps(r, ensure_ascii=False) for r in rows]
+        return string_responses(out, sizes, "HEADLINES_JSON")
+
+    def finalize(self):
+        self.service = None
