@@ -140,7 +140,8 @@ def bench_pipeline(pairs: list[tuple[str, str]], settings, timeout: float = 1200
 
     run = f"bench-articles-{uuid.uuid4().hex[:6]}"
     env = dict(os.environ, NLP_TOPIC_PREFIX=f"{run}.", NLP_INDEX_PREFIX=f"{run}-posts",
-               NLP_ARTICLE_INDEX_PREFIX=run, NLP_APP_ID=run, NLP_STREAM_WEB_PORT="0")
+               NLP_ARTICLE_INDEX_PREFIX=f"{run}-articles", NLP_APP_ID=run,
+               NLP_STREAM_WEB_PORT="0")
     cfg = PipelineConfig.from_env(env)
     ensure_topics(settings.kafka_bootstrap, cfg.topics.all())
     es = make_client(settings.es_url)
