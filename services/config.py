@@ -97,6 +97,13 @@ class PipelineConfig:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     web_port: int | None = 6066
 
+    def __post_init__(self) -> None:
+        a, b = self.index_prefix, self.article_index_prefix
+        if a == b or a.startswith(b + "-") or b.startswith(a + "-"):
+            raise ValueError(
+                f"index prefixes {a!r} (posts) and {b!r} (articles) overlap: Elasticsearch "
+                "refuses index templates whose patterns overlap; choose distinct prefixes")
+
     @property
     def article_index_pattern(self) -> str:
         return f"{self.article_index_prefix}-*"

@@ -94,3 +94,13 @@ def test_articles_go_to_monthly_indices_by_publication_date():
     assert article_index_name("articles", article) == "articles-undated"
     article.published_at.FromDatetime(datetime(1987, 3, 9, tzinfo=UTC))
     assert article_index_name("articles", article) == "articles-1987.03"
+
+
+def test_overlapping_index_prefixes_are_refused_at_configuration():
+    from services.config import PipelineConfig
+
+    overlapping = {"NLP_INDEX_PREFIX": "run-posts", "NLP_ARTICLE_INDEX_PREFIX": "run"}
+    with pytest.raises(ValueError, match="overlap"):
+        PipelineConfig.from_env(overlapping)
+    distinct = PipelineConfig.from_env({"NLP_ARTICLE_INDEX_PREFIX": "news"})
+    assert distinct.article_index_prefix == "news"
