@@ -43,7 +43,8 @@ def main(argv: list[str] | None = None) -> None:
     p_train.add_argument("--smooth-alpha", type=float,
                          help="headline: smooth-embedding alpha (0 = off; default from config)")
     p_train.add_argument("--similarity", help="hashtag: euclidean|mahalanobis|cosine|manhattan")
-    p_train.add_argument("--epochs", type=int, help="headlines: override the config's epochs")
+    p_train.add_argument("--epochs", type=int,
+                         help="hashtag, headlines: override the config's epochs")
     p_train.add_argument("--quick", action="store_true", help="about one minute, for smoke tests")
     p_train.add_argument("--resume", action="store_true", help="continue from runs/<name>/last.pt")
     p_train.add_argument("--out", default=str(REPO_ROOT / "runs"), help="runs directory")
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
         from training.hashtag.train import train as train_hashtag
 
         train_hashtag(args.config, args.variant, args.similarity, quick=args.quick,
-                      resume=args.resume, out_dir=args.out)
+                      resume=args.resume, out_dir=args.out, epochs=args.epochs)
     elif args.command == "train":
         from training.pos.train import train
 

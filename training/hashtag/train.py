@@ -57,7 +57,8 @@ def lr_at(step: int, total: int, peak: float, warmup: float) -> float:
 
 
 def train(config_path: str, variant: str | None = None, similarity: str | None = None,
-          quick: bool = False, resume: bool = False, out_dir: str | None = None) -> Path:
+          quick: bool = False, resume: bool = False, out_dir: str | None = None,
+          epochs: int | None = None) -> Path:
     with open(config_path, "rb") as f:
         cfg = tomllib.load(f)
     lang, mc, tc = cfg["lang"], dict(cfg["model"]), cfg["train"]
@@ -81,7 +82,7 @@ def train(config_path: str, variant: str | None = None, similarity: str | None =
     model = SegTrm(SegTrmConfig(vocab_size=len(vocab), **mc))
     opt = torch.optim.AdamW(model.parameters(), lr=tc["lr"], betas=(0.9, 0.999), eps=1e-6,
                             weight_decay=tc.get("weight_decay", 0.01))
-    epochs = 1 if quick else tc["epochs"]
+    epochs = 1 if quick else epochs or tc["epochs"]
     steps_per_epoch = math.ceil(len(train_pairs) / tc["batch_size"])
     total_steps = epochs * steps_per_epoch
     start_epoch, best, best_epoch, step_no = 0, -1.0, 0, 0
