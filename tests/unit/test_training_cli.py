@@ -69,3 +69,18 @@ def test_evaluate_hashtag_without_a_language_says_what_is_missing():
     proc = subprocess.run([sys.executable, "-m", "training", "evaluate", "hashtag", "--data", "x"],
                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "needs --lang" in proc.stderr
+
+
+@pytest.mark.parametrize("task", ["headline", "constrained-headline"])
+def test_evaluate_headlines_prints_rouge_p_r_f_as_last_json_line(task):
+    """The issue's contract, with the shipped English models on four hand-written articles."""
+    extra = ["--strategy", "tok-f"] if task == "constrained-headline" else []
+    out = run_cli("evaluate", task, "--data", str(DATA / "headline_en_sample.jsonl"), *extra)
+    result = last_json(out.stdout)
+    assert result["articles"] == 4 and result["lang"] == "en"
+    for key in ("rouge1", "rouge2", "rougeL"):
+        assert set(result[key]) == {"p", "r", "f"}
+        assert all(0.0 <= v <= 1.0 for v in result[key].values())
+    if task == "constrained-headline":
+        assert result["success_rate"] == 1.0 and result["strategy"] == "tok-f"
+        assert isinstance(result["ald"], float)
