@@ -85,3 +85,18 @@ def sinusoid(positions: torch.Tensor, d: int) -> torch.Tensor:
                      * (-math.log(10000.0) / d))
     angles = positions.float()[..., None] * freq
     return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(-2)
+
+
+def decode_cached(layers: nn.ModuleList, y: torch.Tensor, self_mask: torch.Tensor | None,
+                  cache: list | None, cross_kv: list, cross_mask: torch.Tensor
+                  ) -> tuple[torch.Tensor, list]:
+    """Run new decoder rows y (B, t, D) through `layers`, appending their self-attention
+    keys/values to the per-layer `cache` (None: no earlier rows). Returns (y, new cache)."""
+    new_cache = []
+    for i, layer in enumerate(layers):
+        k, v = layer.self_attn.keys_values(layer.ln1(y))
+        if cache is not None:
+            k, v = torch.cat([cache[i][0], k], 2), torch.cat([cache[i][1], v], 2)
+        new_cache.append((k, v))
+        y = layer(y, (k, v), self_mask, cross_kv[i], cross_mask)
+    return y, new_cache

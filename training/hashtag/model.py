@@ -36,7 +36,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from training.hashtag.vocab import PAD, SEG, S
-from training.layers import DecoderLayer, EncoderLayer
+from training.layers import DecoderLayer, EncoderLayer, decode_cached
 
 VARIANTS = ("transformer", "softbase", "hardbase", "soft", "hard")
 SIMILARITIES = ("euclidean", "mahalanobis", "cosine", "manhattan")
@@ -231,13 +231,7 @@ class SegTrm(nn.Module):
         if t > 1:
             causal = torch.ones(t, start + t, dtype=torch.bool, device=y.device).tril(start)
         cross_mask = memory_valid[:, None, None, :]
-        new_cache = []
-        for i, layer in enumerate(self.decoder):
-            k, v = layer.self_attn.keys_values(layer.ln1(y))
-            if cache is not None:
-                k, v = torch.cat([cache[i][0], k], 2), torch.cat([cache[i][1], v], 2)
-            new_cache.append((k, v))
-            y = layer(y, (k, v), causal, cross_kv[i], cross_mask)
+        y, new_cache = decode_cached(self.decoder, y, causal, cache, cross_kv, cross_mask)
         return self.dec_ln(y), new_cache
 
     def logits(self, h: torch.Tensor) -> torch.Tensor:

@@ -35,7 +35,7 @@ import torch.nn.functional as F
 
 from training.headline.encoder import ENCODERS, ArticleEncoder
 from training.headline.vocab import BOS, EOS, PAD, UNK
-from training.layers import DecoderLayer, sinusoid
+from training.layers import DecoderLayer, decode_cached, sinusoid
 
 STRATEGIES = ("seq-b", "seq-f", "tok-b", "tok-f")
 # Training may also draw one of the four orders per example ("mixed"): one model then
@@ -153,13 +153,8 @@ class Seq2BF(nn.Module):
              cache: list | None, cross_kv: list, valid: torch.Tensor) -> tuple[torch.Tensor, list]:
         """Decoder states of new rows (B, t) given cached rows; mask: (B, t, cached + t)."""
         y = self.drop(self.embed(tokens) + sinusoid(positions, self.cfg.d_model))
-        new_cache = []
-        for i, layer in enumerate(self.decoder):
-            k, v = layer.self_attn.keys_values(layer.ln1(y))
-            if cache is not None:
-                k, v = torch.cat([cache[i][0], k], 2), torch.cat([cache[i][1], v], 2)
-            new_cache.append((k, v))
-            y = layer(y, (k, v), mask[:, None], cross_kv[i], valid[:, None, None, :])
+        y, new_cache = decode_cached(self.decoder, y, mask[:, None], cache, cross_kv,
+                                     valid[:, None, None, :])
         return self.dec_ln(y), new_cache
 
     def logits(self, h: torch.Tensor, side: int) -> torch.Tensor:
