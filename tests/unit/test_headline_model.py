@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from training.headline.decode import assemble, generate, generate_constrained
+from training.headline.decode import MIN_TOKENS, assemble, generate, generate_constrained
 from training.headline.encoder import ArticleEncoder
 from training.headline.model import CopyCoverage, HeadlineConfig, HeadlineGenerator, smooth_scale
 from training.headline.seq2bf import (
@@ -217,19 +217,22 @@ def test_beam_search_scores_equal_teacher_forced_log_probabilities(variant):
     for b in range(2):
         assert len(hyps[b]) == 2 and hyps[b][0].score >= hyps[b][1].score
         for h in hyps[b]:
+            assert len(h.tokens) >= MIN_TOKENS
             tokens = h.tokens + ([EOS] if h.finished else [])
             y_in, target = torch.tensor([[BOS, *tokens[:-1]]]), torch.tensor([tokens])
             nll = model(src[b : b + 1], src_ext[b : b + 1], 1, y_in, target)["nll"]
             assert h.logprob == pytest.approx(-nll.item() * len(tokens), abs=1e-3)
 
 
+@pytest.mark.parametrize("tied", [True, False])
 @pytest.mark.parametrize("strategy", STRATEGIES)
-def test_seq2bf_decoding_reproduces_training_probabilities_and_keeps_the_phrase(strategy):
-    cfg = Seq2BFConfig(vocab_size=60, strategy=strategy, max_target=12, **SMALL)
+def test_seq2bf_decoding_reproduces_training_probabilities_and_keeps_the_phrase(strategy, tied):
+    cfg = Seq2BFConfig(vocab_size=60, strategy=strategy, max_target=12, tie_embeddings=tied,
+                       **SMALL)
     model = Seq2BF(cfg).eval()
     with torch.no_grad():  # make the end markers likely so hypotheses finish
-        model.heads[BACKWARD].bias[BOS] = 3.0
-        model.heads[FORWARD].bias[EOS] = 3.0
+        bias = model.out_bias if tied else [model.heads[BACKWARD].bias, model.heads[FORWARD].bias]
+        bias[BACKWARD][BOS] = bias[FORWARD][EOS] = 3.0
     src = torch.randint(5, 60, (3, 20))
     phrases = [[7, 8, 9], [11], [12, 13]]
     hyps = generate_constrained(model, src, phrases, beam=3, n_best=2, strategy=strategy)
@@ -237,6 +240,7 @@ def test_seq2bf_decoding_reproduces_training_probabilities_and_keeps_the_phrase(
         for h in hyps[b]:
             assert h.finished
             left, right = assemble(strategy, h.tokens)
+            assert len(left) + len(phrase) + len(right) >= MIN_TOKENS  # never the bare phrase
             laid = layout(left, phrase, right, strategy)
             rows = [torch.tensor([v]) for v in (laid.tokens, laid.positions, laid.steps,
                                                 laid.back_targets, laid.fwd_targets)]

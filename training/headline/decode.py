@@ -27,6 +27,10 @@ from training.headline.vocab import BOS, EOS, PAD, SEP, UNK
 # alpha of GNMT's length penalty; headlines are short and models trained on them tend to
 # stop early, so a mild preference for length.
 LENGTH_PENALTY = 1.0
+# Shortest headline a search may end with, in tokens (the phrase's included). Models early
+# in training put more mass on [EOS] than on any single word, so without a floor beam search
+# returns the bare phrase (Seq2BF) or a two-word stub; references have 3+ words.
+MIN_TOKENS = 4
 NEVER = [PAD, UNK, BOS, SEP]  # ids the generator never emits ([EOS] ends, copies replace UNK)
 
 
@@ -37,8 +41,8 @@ def _per_input(kept: torch.Tensor, beam: int) -> torch.Tensor:
 
 class GeneratorSearch:
     def __init__(self, model: HeadlineGenerator, src: torch.Tensor, src_ext: torch.Tensor,
-                 n_ext: int, beam: int):
-        self.model, self.beam, self.n_ext = model, beam, n_ext
+                 n_ext: int, beam: int, min_tokens: int = MIN_TOKENS):
+        self.model, self.beam, self.n_ext, self.min_tokens = model, beam, n_ext, min_tokens
         memory, valid = model.encode(src)
         self.cross_kv = [(expand(k, beam), expand(v, beam))
                          for k, v in model.cross_keys_values(memory)]
@@ -67,8 +71,8 @@ class GeneratorSearch:
             p = self.model.copy.mix(logits.softmax(-1), a, p_gen, self.src_ext, self.n_ext)
             logp = (p + 1e-12).log()
         logp[:, NEVER] = float("-inf")
-        if self.t == 0:
-            logp[:, EOS] = float("-inf")  # no empty headline
+        if self.t < max(self.min_tokens, 1):
+            logp[:, EOS] = float("-inf")
         self.t += 1
         return logp
 
@@ -92,7 +96,7 @@ class Seq2BFSearch:
     """Rows grow a headline on the side the strategy names; see seq2bf.py."""
 
     def __init__(self, model: Seq2BF, src: torch.Tensor, phrases: list[list[int]], beam: int,
-                 strategy: str):
+                 strategy: str, min_tokens: int = MIN_TOKENS):
         self.model, self.beam, self.strategy = model, beam, strategy
         memory, valid = model.encode(src)
         cross_kv = model.cross_keys_values(memory)
@@ -118,6 +122,8 @@ class Seq2BFSearch:
         self.count = torch.zeros_like(self.next_pos)  # tokens generated per side
         self.done = torch.zeros(self.next_pos.shape, dtype=torch.bool)
         self.side = torch.zeros(self.next_pos.shape[0], dtype=torch.long)
+        # generated tokens still needed before the headline may end, per row
+        self.short_by = expand((min_tokens - lengths).clamp(min=0), beam)
 
     def _sides(self) -> torch.Tensor:
         """`next_side` for every row at once."""
@@ -147,19 +153,26 @@ class Seq2BFSearch:
         self.frontier[rows, side] = torch.where(ended[:, None], self.frontier[rows, side], h[:, 0])
         self.next_pos[rows, side] += torch.where(side == BACKWARD, -1, 1)
         self.count[rows, side] += 1
+        self.short_by = (self.short_by - (~ended).long()).clamp(min=0)
 
     def step(self, prev: torch.Tensor | None) -> torch.Tensor:
         if prev is not None:
             self._append(prev)
         self.side = self._sides()
-        h = self.frontier[torch.arange(self.side.shape[0]), self.side]
-        back = self.model.logits(h, BACKWARD).log_softmax(-1)
-        fwd = self.model.logits(h, FORWARD).log_softmax(-1)
-        is_back = (self.side == BACKWARD)[:, None]
-        logp = torch.where(is_back, back, fwd)
+        rows = torch.arange(self.side.shape[0])
+        h = self.frontier[rows, self.side]
+        is_back = self.side == BACKWARD
+        logp = torch.empty(len(rows), self.model.cfg.vocab_size)
+        for side, on_side in ((BACKWARD, is_back), (FORWARD, ~is_back)):  # each row's own head
+            if on_side.any():
+                logp[on_side] = self.model.logits(h[on_side], side).log_softmax(-1)
         logp[:, [PAD, UNK, SEP]] = float("-inf")
-        logp[:, EOS] = logp[:, EOS].masked_fill(is_back[:, 0], float("-inf"))
-        logp[:, BOS] = logp[:, BOS].masked_fill(~is_back[:, 0], float("-inf"))
+        logp[:, EOS] = logp[:, EOS].masked_fill(is_back, float("-inf"))
+        logp[:, BOS] = logp[:, BOS].masked_fill(~is_back, float("-inf"))
+        # The side that ends last may not end while the headline is too short.
+        last_side = self.done[rows, 1 - self.side] & (self.short_by > 0)
+        end = torch.where(is_back, BOS, EOS)
+        logp[rows[last_side], end[last_side]] = float("-inf")
         return logp
 
     def ends(self, src: torch.Tensor, tok: torch.Tensor) -> torch.Tensor:
@@ -169,7 +182,7 @@ class Seq2BFSearch:
 
     def select(self, rows: torch.Tensor, kept_inputs: torch.Tensor | None) -> None:
         self.cache = [(k[rows], v[rows]) for k, v in self.cache]
-        for name in ("cache_valid", "frontier", "next_pos", "count", "done", "side"):
+        for name in ("cache_valid", "frontier", "next_pos", "count", "done", "side", "short_by"):
             setattr(self, name, getattr(self, name)[rows])
         if kept_inputs is not None:
             same = _per_input(kept_inputs, self.beam)
