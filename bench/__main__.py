@@ -3,6 +3,7 @@
     python -m bench pos [--tweets 2000] [--skip-pipeline]
     python -m bench hashtag [--posts 1000] [--beam 4] [--skip-pipeline]
     python -m bench headline [--articles 30] [--words 400] [--skip-pipeline]
+    python -m bench headline-api [--requests 32] [--words 400] [--articles 8]
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ def main() -> None:
     p_head.add_argument("--articles", type=int, default=30)
     p_head.add_argument("--words", type=int, default=400, help="words per article")
     p_head.add_argument("--skip-pipeline", action="store_true", help="only in process and Triton")
+    p_api = sub.add_parser("headline-api", help="gRPC headline API at concurrency 1/4/16 vs "
+                           "in process")
+    p_api.add_argument("--requests", type=int, default=32, help="requests per concurrency level")
+    p_api.add_argument("--words", type=int, default=400, help="words per article")
+    p_api.add_argument("--articles", type=int, default=8, help="distinct articles, cycled")
     args = parser.parse_args()
     if args.which == "pos":
         from bench.pos import run
@@ -40,6 +46,10 @@ def main() -> None:
         from bench.headline import run as run_headline
 
         print(json.dumps(run_headline(args.articles, args.words, args.skip_pipeline), indent=2))
+    elif args.which == "headline-api":
+        from bench.headline_api import run as run_api
+
+        print(json.dumps(run_api(args.requests, args.words, args.articles), indent=2))
 
 
 if __name__ == "__main__":

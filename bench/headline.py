@@ -72,7 +72,7 @@ def bench_in_process(pairs: list[tuple[str, str]]) -> dict:
     from training.headline.serving import ConstrainedHeadlineService, HeadlineService
     from training.publish import newest_version
 
-    torch.set_num_threads(2)
+    torch.set_num_threads(1)  # as each Triton model instance (torch_threads in its config)
     full = HeadlineService(newest_version(FULL_MODEL), beam=4, n_best=3)
     constrained = ConstrainedHeadlineService(newest_version(CONSTRAINED_MODEL), beam=3, n_best=3)
     calls = {

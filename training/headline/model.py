@@ -96,7 +96,9 @@ class CopyCoverage(nn.Module):
              s: torch.Tensor, x: torch.Tensor, coverage: torch.Tensor):
         """One decoder step. keys = w_h(memory) (B, S, D), precomputed; s, x: (B, D) decoder
         state and input embedding; coverage (B, S). Returns attention (B, S) and p_gen (B, 1)."""
-        e = self.v(torch.tanh(keys + self.w_s(s)[:, None] + coverage[..., None] * self.w_c))
+        # the (B, S, D) sum is the step's largest tensor: build it once and work in place
+        hidden = keys + self.w_s(s)[:, None]
+        e = self.v(hidden.addcmul_(coverage[..., None], self.w_c).tanh_())
         a = e.squeeze(-1).masked_fill(~valid, float("-inf")).softmax(-1)
         context = (a[:, None] @ memory).squeeze(1)
         p_gen = torch.sigmoid(self.gen(torch.cat([context, s, x], -1)))

@@ -18,7 +18,7 @@ class TritonPythonModel:
     def initialize(self, args):
         config = json.loads(args["model_config"])
         params = {k: v["string_value"] for k, v in config.get("parameters", {}).items()}
-        torch.set_num_threads(int(params.get("torch_threads", "2")))
+        torch.set_num_threads(int(params.get("torch_threads", "1")))
         version_dir = os.path.join(args["model_repository"], args["model_version"])
         self.service = HeadlineService(version_dir, beam=int(params.get("beam", "4")),
                                        n_best=int(params.get("n_best", "3")))
