@@ -26,3 +26,18 @@ def string_input(request, name: str, default: str | None = None) -> list[str]:
         rows = request.inputs()[0].as_numpy().reshape(-1).shape[0]
         return [default] * rows
     return [b.decode("utf-8", errors="replace") for b in tensor.as_numpy().reshape(-1)]
+
+
+def use_instance_device(args: dict) -> str:
+    """Make the GPU Triton gave this model instance torch's default device (CPU otherwise).
+
+    Each instance is its own stub process, so the default device is per instance: the model
+    is built on it and every tensor the decoding code creates lands there, with no device
+    argument threaded through the model code. Call before building the model."""
+    import torch
+
+    if args.get("model_instance_kind") == "GPU" and torch.cuda.is_available():
+        device = f"cuda:{args['model_instance_device_id']}"
+        torch.set_default_device(device)
+        return device
+    return "cpu"

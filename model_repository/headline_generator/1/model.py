@@ -11,7 +11,7 @@ import os
 import torch
 
 from training.headline.serving import HeadlineService
-from training.triton_io import string_input, string_responses
+from training.triton_io import string_input, string_responses, use_instance_device
 
 
 class TritonPythonModel:
@@ -19,6 +19,7 @@ class TritonPythonModel:
         config = json.loads(args["model_config"])
         params = {k: v["string_value"] for k, v in config.get("parameters", {}).items()}
         torch.set_num_threads(int(params.get("torch_threads", "1")))
+        use_instance_device(args)  # its GPU when Triton placed the instance on one
         version_dir = os.path.join(args["model_repository"], args["model_version"])
         self.service = HeadlineService(version_dir, beam=int(params.get("beam", "4")),
                                        n_best=int(params.get("n_best", "3")))
