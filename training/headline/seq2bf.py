@@ -60,10 +60,6 @@ class Seq2BFConfig:
     segment_len: int = 128
     mem_len: int = 128
     max_target: int = 48  # generated tokens (both sides, end markers included)
-    # Each side's head: its own d x d transform, then the output projection tied to the token
-    # embedding (as in the full generator). False: an untied d x vocab projection per side,
-    # the layout of checkpoints trained before 2026-11-22 (twice the size, worse on 22k pairs).
-    tie_embeddings: bool = False
 
     def __post_init__(self):
         if self.strategy not in TRAINING_STRATEGIES:
@@ -136,10 +132,10 @@ class Seq2BF(nn.Module):
                                      for _ in range(cfg.dec_layers))
         self.dec_ln = nn.LayerNorm(d)
         self.drop = nn.Dropout(cfg.dropout)
-        width = d if cfg.tie_embeddings else cfg.vocab_size
-        self.heads = nn.ModuleList([nn.Linear(d, width), nn.Linear(d, width)])
-        if cfg.tie_embeddings:  # per side: bias over the vocabulary
-            self.out_bias = nn.Parameter(torch.zeros(2, cfg.vocab_size))
+        # Each side's head: its own d x d transform, then the output projection tied to the
+        # token embedding (as in the full generator) plus the side's bias over the vocabulary.
+        self.heads = nn.ModuleList([nn.Linear(d, d), nn.Linear(d, d)])
+        self.out_bias = nn.Parameter(torch.zeros(2, cfg.vocab_size))
         for name, p in self.named_parameters():
             if name.endswith("bias"):
                 nn.init.zeros_(p)
@@ -165,9 +161,7 @@ class Seq2BF(nn.Module):
         return self.dec_ln(y), new_cache
 
     def logits(self, h: torch.Tensor, side: int) -> torch.Tensor:
-        if self.cfg.tie_embeddings:
-            return self.heads[side](h) @ self.tok.weight.T + self.out_bias[side]
-        return self.heads[side](h)
+        return self.heads[side](h) @ self.tok.weight.T + self.out_bias[side]
 
     def forward(self, src: torch.Tensor, tokens: torch.Tensor, positions: torch.Tensor,
                 steps: torch.Tensor, back_targets: torch.Tensor,

@@ -60,8 +60,7 @@ def build(task: str, choice: str, mc: dict, vocab_size: int) -> tuple[torch.nn.M
         cfg = {k: v for k, v in mc.items() if k not in SEQ2BF_ONLY + GENERATOR_ONLY}
         return HeadlineGenerator(HeadlineConfig(vocab_size, variant="transformer", **cfg)), "he"
     cfg = {k: v for k, v in mc.items() if k not in GENERATOR_ONLY + ("encoder",)}
-    return Seq2BF(Seq2BFConfig(vocab_size, strategy=choice, encoder="xl", tie_embeddings=True,
-                               **cfg)), "seq2bf"
+    return Seq2BF(Seq2BFConfig(vocab_size, strategy=choice, encoder="xl", **cfg)), "seq2bf"
 
 
 def dev_scores(predictor: HeadlinePredictor, pairs: list[Pair]) -> dict:
