@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> None:
     p_train.add_argument("--similarity", help="hashtag: euclidean|mahalanobis|cosine|manhattan")
     p_train.add_argument("--epochs", type=int,
                          help="hashtag, headlines: override the config's epochs")
+    p_train.add_argument("--pretrain-epochs", type=int, default=0,
+                         help="headline: first N epochs of lead-sentence pre-training on the "
+                         "training articles (run name gets _gsg)")
     p_train.add_argument("--quick", action="store_true", help="about one minute, for smoke tests")
     p_train.add_argument("--resume", action="store_true", help="continue from runs/<name>/last.pt")
     p_train.add_argument("--out", default=str(REPO_ROOT / "runs"), help="runs directory")
@@ -134,7 +137,8 @@ def headline_command(args: argparse.Namespace) -> None:
 
         choice = args.variant if args.task == "headline" else args.strategy
         train(args.config, args.task, choice, args.smooth_alpha, quick=args.quick,
-              resume=args.resume, out_dir=args.out, epochs=args.epochs)
+              resume=args.resume, out_dir=args.out, epochs=args.epochs,
+              pretrain_epochs=args.pretrain_epochs)
     elif args.command == "evaluate" and args.task == "headline":
         from training.headline.evaluate import evaluate_headline
 

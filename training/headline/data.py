@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,32 @@ def read_pairs(path: str | Path) -> list[Pair]:
     with open(path, encoding="utf-8") as f:
         rows = [json.loads(line) for line in f if line.strip()]
     return [Pair(r["article"], r.get("headline", ""), r.get("phrase") or "") for r in rows]
+
+
+SENTENCE_END = {"en": re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])"),
+                "zh": re.compile(r"(?<=[。！？])")}
+
+
+def lead_gap_pairs(pairs: list[Pair], lang: str, min_words: int = 4) -> list[Pair]:
+    """Self-supervised pairs from the training articles alone, for pre-training (PEGASUS's
+    gap-sentence generation, lead variant): the first sentence is the target and is removed
+    from the article. Leads here restate most of the headline's content (Lead-1 recall is
+    0.55 ROUGE-1 on English test), so the model practises reading a document to write a
+    short summary of it before it sees the 22k real headlines. Articles whose lead or rest
+    is shorter than `min_words` words (characters for Chinese) are skipped."""
+    out = []
+    for p in pairs:
+        parts = [x.strip() for x in SENTENCE_END[lang].split(p.article.strip(), maxsplit=1)]
+        if len(parts) < 2:
+            continue
+        lead, rest = parts
+
+        def size(text: str) -> int:
+            return len(text) if lang == "zh" else len(text.split())
+
+        if size(lead) >= min_words and size(rest) >= min_words:
+            out.append(Pair(rest, lead))
+    return out
 
 
 def split_headline(headline: str, phrase: str) -> tuple[str, str]:

@@ -4,12 +4,15 @@
         [--variant xl-cc|pointer-generator|transformer] [--smooth-alpha 0.001]
     python -m training train constrained-headline --config training/configs/headline_en.toml \
         [--strategy tok-b|tok-f|seq-b|seq-f|mixed|he]
-    (both: [--epochs N] [--quick] [--resume])
+    (both: [--epochs N] [--quick] [--resume]; headline also [--pretrain-epochs N])
 
 The config fixes language, sizes and schedule, so every model of a table shares them;
 the flags pick the model. `--strategy he` trains He et al.'s comparator (a vanilla
 Transformer reading `phrase [SEP] article`, phrase dropping). Writes
 runs/<name>/best.pt (fp16, best dev ROUGE-L F of greedy output), last.pt (--resume), log.jsonl.
+`--pretrain-epochs N` first trains a full generator N epochs on lead-sentence pairs built
+from the training articles alone (data.lead_gap_pairs), then on the headlines as usual with
+a fresh optimizer and schedule; the run is named <name>_gsg. Pre-training is not resumable.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import sys
 import time
 import tomllib
 from collections import Counter
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
@@ -31,6 +34,7 @@ from training.headline.data import (
     batches,
     encode,
     generator_batch,
+    lead_gap_pairs,
     read_pairs,
     seq2bf_batch,
 )
@@ -45,9 +49,10 @@ SEQ2BF_ONLY = ("strategy",)  # config keys one model family has and the other ha
 GENERATOR_ONLY = ("variant", "coverage_weight", "smooth_alpha")
 
 
-def run_name(lang: str, task: str, choice: str, smooth_alpha: float) -> str:
+def run_name(lang: str, task: str, choice: str, smooth_alpha: float, pretrain: int = 0) -> str:
     if task == "headline":
-        return f"headline_{lang}_{choice}" + ("_smooth" if smooth_alpha > 0 else "")
+        return (f"headline_{lang}_{choice}" + ("_smooth" if smooth_alpha > 0 else "")
+                + ("_gsg" if pretrain else ""))
     return f"constrained_{lang}_{choice}"
 
 
@@ -99,16 +104,82 @@ def loss_of(model: torch.nn.Module, kind: str, group: list[Example], strategy: s
     return model(*generator_batch(group, prefixed=kind == "he", rng=rng).inputs())
 
 
+def optimizer(model: torch.nn.Module, tc: dict) -> torch.optim.Optimizer:
+    return torch.optim.AdamW(model.parameters(), lr=tc["lr"], betas=(0.9, 0.98), eps=1e-9,
+                             weight_decay=tc.get("weight_decay", 0.01))
+
+
+@dataclass
+class Schedule:
+    """Where one training phase is in its learning-rate schedule, and when it must stop."""
+
+    total_steps: int
+    step_no: int
+    deadline: float
+
+
+def run_epoch(model: torch.nn.Module, kind: str, choice: str, opt: torch.optim.Optimizer,
+              examples: list[Example], tc: dict, rng: random.Random, schedule: Schedule,
+              label: str) -> dict[str, float]:
+    """One pass over `examples`; returns the mean of each loss term."""
+    model.train()
+    sums, n = Counter(), 0
+    steps = sum(1 for _ in batches(examples, tc["max_tokens"], random.Random(0)))
+    for n, group in enumerate(batches(examples, tc["max_tokens"], rng), 1):
+        for g in opt.param_groups:
+            g["lr"] = lr_at(schedule.step_no, schedule.total_steps, tc["lr"],
+                            tc.get("warmup", 0.05))
+        losses = loss_of(model, kind, group, choice, rng)
+        opt.zero_grad()
+        losses["loss"].backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), tc.get("clip", 1.0))
+        opt.step()
+        schedule.step_no += 1
+        sums.update({k: v.item() for k, v in losses.items()})
+        if n % 20 == 0 or n == steps:
+            shown = " ".join(f"{k} {v / n:.4f}" for k, v in sums.items())
+            print(f"\r{label} step {n}/{steps} {shown}", end="", file=sys.stderr, flush=True)
+        if time.time() > schedule.deadline:
+            break
+    print(file=sys.stderr)
+    return {k: round(v / max(n, 1), 4) for k, v in sums.items()}
+
+
+def pretrain(model: HeadlineGenerator, pairs: list[Pair], lang: str, vocab: Vocab, tc: dict,
+             epochs: int, rng: random.Random, deadline: float, log: Path) -> None:
+    """Gap-sentence pre-training (see data.lead_gap_pairs) with its own optimizer and
+    schedule; logged as {"pretrain_epoch": ...} lines."""
+    examples = [encode(p, vocab, model.cfg.max_source, model.cfg.max_target)
+                for p in lead_gap_pairs(pairs, lang)]
+    steps = sum(1 for _ in batches(examples, tc["max_tokens"], random.Random(0)))
+    print(f"pre-training on {len(examples)} lead-sentence pairs, {steps} steps per epoch",
+          flush=True)
+    opt, schedule = optimizer(model, tc), Schedule(epochs * steps, 0, deadline)
+    for epoch in range(epochs):
+        t0 = time.time()
+        losses = run_epoch(model, "generator", model.cfg.variant, opt, examples, tc, rng,
+                           schedule, f"pre-train {epoch + 1}/{epochs}")
+        record = {"pretrain_epoch": epoch + 1, **losses, "seconds": round(time.time() - t0, 1)}
+        print(json.dumps(record), flush=True)
+        with open(log, "a") as f:
+            f.write(json.dumps(record) + "\n")
+        if time.time() > deadline:
+            break
+
+
 def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: float | None = None,
           quick: bool = False, resume: bool = False, out_dir: str | None = None,
-          epochs: int | None = None) -> Path:
+          epochs: int | None = None, pretrain_epochs: int = 0) -> Path:
     with open(config_path, "rb") as f:
         cfg = tomllib.load(f)
     lang, mc, tc = cfg["lang"], dict(cfg["model"]), cfg["train"]
     choice = choice or ("xl-cc" if task == "headline" else "tok-b")
     if smooth_alpha is not None:
         mc["smooth_alpha"] = smooth_alpha
-    name = run_name(lang, task, choice, mc.get("smooth_alpha", 0.0)) + ("_quick" if quick else "")
+    if pretrain_epochs and task != "headline":
+        raise SystemExit("--pretrain-epochs is for `train headline` (full generators) only")
+    name = (run_name(lang, task, choice, mc.get("smooth_alpha", 0.0), pretrain_epochs)
+            + ("_quick" if quick else ""))
     out = Path(out_dir or "runs") / name
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(tc.get("threads", 2))
@@ -124,8 +195,7 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
     vocab = build_vocab(lang, [p.article for p in train_pairs] + [p.headline for p in train_pairs],
                         cfg.get("vocab_size", 12000))
     model, kind = build(task, choice, mc, len(vocab))
-    opt = torch.optim.AdamW(model.parameters(), lr=tc["lr"], betas=(0.9, 0.98), eps=1e-9,
-                            weight_decay=tc.get("weight_decay", 0.01))
+    opt = optimizer(model, tc)
     start_epoch, best, best_epoch = 0, -1.0, 0
     if resume and (out / "last.pt").exists():
         state = torch.load(out / "last.pt", weights_only=False)
@@ -142,48 +212,35 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
         model.set_token_counts(token_counts(examples, len(vocab)))
 
     epochs = 1 if quick else epochs or tc["epochs"]
+    deadline = time.time() + (90 if quick else tc.get("max_minutes", 10**6) * 60)
+    if pretrain_epochs and not resume:
+        pretrain(model, train_pairs, lang, vocab, tc, 1 if quick else pretrain_epochs, rng,
+                 deadline, out / "log.jsonl")
     steps_per_epoch = sum(1 for _ in batches(examples, tc["max_tokens"], random.Random(0)))
-    total_steps, step_no = epochs * steps_per_epoch, start_epoch * steps_per_epoch
+    schedule = Schedule(epochs * steps_per_epoch, start_epoch * steps_per_epoch, deadline)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"{name}: {n_params / 1e6:.2f}M parameters, vocab {len(vocab)}, {len(examples)} train "
           f"/ {len(dev)} dev pairs, {steps_per_epoch} steps per epoch", flush=True)
-    deadline = time.time() + (90 if quick else tc.get("max_minutes", 10**6) * 60)
-    model.train()
     for epoch in range(start_epoch, epochs):
-        t0, sums, n = time.time(), Counter(), 0
-        for n, group in enumerate(batches(examples, tc["max_tokens"], rng), 1):
-            for g in opt.param_groups:
-                g["lr"] = lr_at(step_no, total_steps, tc["lr"], tc.get("warmup", 0.05))
-            losses = loss_of(model, kind, group, choice, rng)
-            opt.zero_grad()
-            losses["loss"].backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), tc.get("clip", 1.0))
-            opt.step()
-            step_no += 1
-            sums.update({k: v.item() for k, v in losses.items()})
-            if n % 20 == 0 or n == steps_per_epoch:
-                shown = " ".join(f"{k} {v / n:.4f}" for k, v in sums.items())
-                print(f"\repoch {epoch + 1}/{epochs} step {n}/{steps_per_epoch} {shown}",
-                      end="", file=sys.stderr, flush=True)
-            if time.time() > deadline:
-                break
-        print(file=sys.stderr)
+        t0 = time.time()
+        losses = run_epoch(model, kind, choice, opt, examples, tc, rng, schedule,
+                           f"epoch {epoch + 1}/{epochs}")
         predictor = HeadlinePredictor(model, vocab, lang, kind)
         metrics = dev_scores(predictor, dev)
-        record = {"epoch": epoch + 1, **{k: round(v / max(n, 1), 4) for k, v in sums.items()},
-                  "dev": metrics, "seconds": round(time.time() - t0, 1)}
+        record = {"epoch": epoch + 1, **losses, "dev": metrics,
+                  "seconds": round(time.time() - t0, 1)}
         print(json.dumps(record), flush=True)
         with open(out / "log.jsonl", "a") as f:
             f.write(json.dumps(record) + "\n")
         if metrics["rougeL"] > best:
             best, best_epoch = metrics["rougeL"], epoch + 1
             meta = {"config": Path(config_path).name, "run": name, "epoch": epoch + 1,
-                    "epochs": epochs, "dev": metrics}
+                    "epochs": epochs, "pretrain_epochs": pretrain_epochs, "dev": metrics}
             save_checkpoint(out / "best.pt", model, vocab, lang, kind, meta)
         torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": epoch,
                     "best": best, "best_epoch": best_epoch, "vocab": vocab.to_state(),
                     "config": asdict(model.cfg)}, out / "last.pt")
-        if time.time() > deadline:
+        if time.time() > schedule.deadline:
             print(f"time budget reached after epoch {epoch + 1}", flush=True)
             break
     print(f"best dev ROUGE-L {best:.4f} (epoch {best_epoch}); checkpoint {out / 'best.pt'}",

@@ -1,0 +1,32 @@
+"""Self-supervised pre-training pairs for the headline generators (data.lead_gap_pairs)."""
+
+from __future__ import annotations
+
+from training.headline.data import Pair, lead_gap_pairs
+
+
+def test_the_lead_sentence_becomes_the_target_and_leaves_the_article():
+    lead = "Toyota will recall 10,000 cars in Japan, the company said on Tuesday."
+    rest = "The recall covers sedans built in 2024. Dealers will replace the brakes."
+    [pair] = lead_gap_pairs([Pair(f"{lead} {rest}", "Toyota recalls cars")], "en")
+    assert (pair.headline, pair.article) == (lead, rest)
+
+
+def test_a_stop_inside_a_number_or_before_a_lowercase_word_does_not_end_a_sentence():
+    article = "U.S. output rose 3.5 pct in May from April. Analysts had expected more growth."
+    [pair] = lead_gap_pairs([Pair(article, "")], "en")
+    assert pair.headline == "U.S. output rose 3.5 pct in May from April."
+
+
+def test_chinese_sentences_end_at_full_width_stops():
+    article = "日前，某公司发布了新产品，引起关注。调查发现，该公司没有自己的工厂。"
+    [pair] = lead_gap_pairs([Pair(article, "")], "zh")
+    assert pair.headline == "日前，某公司发布了新产品，引起关注。"
+    assert pair.article == "调查发现，该公司没有自己的工厂。"
+
+
+def test_single_sentence_or_tiny_articles_give_no_pair():
+    pairs = [Pair("One sentence only, nothing to predict it from.", ""),
+             Pair("Short lead. " + "Then a long rest of the article follows here.", ""),
+             Pair("A lead sentence of enough words here. Too short.", "")]
+    assert lead_gap_pairs(pairs, "en") == []
