@@ -165,6 +165,14 @@ def bytes_input(name: str, values: Sequence[str]) -> grpcclient.InferInput:
     return tensor
 
 
+def int32_input(name: str, values: Sequence[int]) -> grpcclient.InferInput:
+    """One INT32 tensor of shape [n, 1]."""
+    arr = np.array(values, dtype=np.int32).reshape(-1, 1)
+    tensor = grpcclient.InferInput(name, list(arr.shape), "INT32")
+    tensor.set_data_from_numpy(arr)
+    return tensor
+
+
 def make_inputs(texts: Sequence[str]) -> list[grpcclient.InferInput]:
     return [bytes_input(INPUT, texts)]
 
@@ -250,10 +258,13 @@ class HeadlineClient(TritonModelClient):
         super().__init__(url, model, retry, timeout)
 
     async def generate(self, articles: Sequence[str], langs: Sequence[str],
-                       timeout: float | None = None) -> HeadlineBatch:
+                       timeout: float | None = None, candidates: int = 0) -> HeadlineBatch:
+        """`candidates`: per article, 1 to 5 (0: the model's configured n_best)."""
         if not articles:
             return HeadlineBatch([], self.model, "")
         inputs = [bytes_input("ARTICLE", articles), bytes_input(LANG_INPUT, langs)]
+        if candidates:
+            inputs.append(int32_input("CANDIDATES", [candidates] * len(articles)))
         rows, name, version = await self.infer(inputs, HEADLINES_OUTPUT, len(articles), timeout)
         return HeadlineBatch([parse_headlines_json(r) for r in rows], name, version)
 
@@ -268,10 +279,13 @@ class ConstrainedHeadlineClient(TritonModelClient):
 
     async def generate(self, articles: Sequence[str], langs: Sequence[str],
                        phrases: Sequence[str], strategies: Sequence[str],
-                       timeout: float | None = None) -> HeadlineBatch:
+                       timeout: float | None = None, candidates: int = 0) -> HeadlineBatch:
+        """`candidates`: per article, 1 to 5 (0: the model's configured n_best)."""
         if not articles:
             return HeadlineBatch([], self.model, "")
         inputs = [bytes_input("ARTICLE", articles), bytes_input(LANG_INPUT, langs),
                   bytes_input("PHRASE", phrases), bytes_input("STRATEGY", strategies)]
+        if candidates:
+            inputs.append(int32_input("CANDIDATES", [candidates] * len(articles)))
         rows, name, version = await self.infer(inputs, HEADLINES_OUTPUT, len(articles), timeout)
         return HeadlineBatch([parse_headlines_json(r) for r in rows], name, version)

@@ -28,6 +28,14 @@ def string_input(request, name: str, default: str | None = None) -> list[str]:
     return [b.decode("utf-8", errors="replace") for b in tensor.as_numpy().reshape(-1)]
 
 
+def int_input(request, name: str, default: int) -> list[int]:
+    """A request's optional INT32 input as ints; absent: `default` per row."""
+    tensor = pb_utils.get_input_tensor_by_name(request, name)
+    if tensor is None:
+        return [default] * request.inputs()[0].as_numpy().reshape(-1).shape[0]
+    return [int(v) for v in tensor.as_numpy().reshape(-1)]
+
+
 def use_instance_device(args: dict) -> str:
     """Make the GPU Triton gave this model instance torch's default device (CPU otherwise).
 

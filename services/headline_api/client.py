@@ -33,7 +33,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     src.add_argument("--file", type=Path, help="article text file (UTF-8)")
     src.add_argument("--text", help="article text")
     p.add_argument("--phrase", action="append", default=[], help="required phrase (repeatable)")
-    p.add_argument("-n", "--num", type=int, default=0, help="candidates per generator (1-3)")
+    p.add_argument("-n", "--num", type=int, default=0,
+                   help="candidates per generator (1-5; default 3)")
     p.add_argument("--lang", default="", help="en or zh (default: detected)")
     p.add_argument("--order", choices=sorted(ORDERS), help="generation order of constrained ones")
     p.add_argument("--max-length", type=int, default=0, help="longest candidate, characters")

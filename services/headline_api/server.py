@@ -164,12 +164,12 @@ class HeadlineApi(api_grpc.HeadlineServiceServicer):
 
     def _calls(self, p: Plan, timeout: float) -> list[Awaitable[Group]]:
         async def full() -> Group:
-            batch = await self.full.generate([p.article], [p.language], timeout)
+            batch = await self.full.generate([p.article], [p.language], timeout, p.n)
             return Group(api.FULL, "", batch)
 
         async def constrained(phrase: str) -> Group:
             batch = await self.constrained.generate([p.article], [p.language], [phrase],
-                                                    [p.order], timeout)
+                                                    [p.order], timeout, p.n)
             return Group(api.CONSTRAINED, phrase, batch)
 
         return ([full()] if p.full else []) + [constrained(ph) for ph in p.phrases]

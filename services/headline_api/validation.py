@@ -11,7 +11,7 @@ from training.language import resolve_language
 MAX_ARTICLE_CHARS = 100_000
 MAX_PHRASES = 5
 MAX_PHRASE_CHARS = 100
-MAX_CANDIDATES = 3  # the Triton models' n_best
+MAX_CANDIDATES = 5  # per generator call (the Triton models' CANDIDATES input)
 DEFAULT_CANDIDATES = 3
 MIN_LENGTH, MAX_LENGTH = 10, 300
 LANGUAGES = ("en", "zh")

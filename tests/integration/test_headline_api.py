@@ -121,6 +121,16 @@ def test_suggestions_contain_full_and_constrained_candidates(plain: Server) -> N
     assert ("x-request-id", response.request_id) in call.trailing_metadata()
 
 
+def test_up_to_five_candidates_per_generator_can_be_asked_for(plain: Server) -> None:
+    stub, channel = plain.stub()
+    with channel:
+        response = stub.Suggest(api.SuggestRequest(article=ARTICLE, required_phrases=["Toyota"],
+                                                   num_candidates=5), timeout=60)
+    kinds = [c.kind for c in response.candidates]
+    assert (kinds.count(api.FULL), kinds.count(api.CONSTRAINED)) == (5, 5)
+    assert len({c.text for c in response.candidates if c.kind == api.FULL}) == 5
+
+
 @pytest.mark.parametrize(
     ("fields", "fragment"),
     [

@@ -12,7 +12,11 @@ import torch
 from training.headline.model import HeadlineConfig, HeadlineGenerator
 from training.headline.predictor import save_checkpoint
 from training.headline.seq2bf import Seq2BF, Seq2BFConfig
-from training.headline.serving import ConstrainedHeadlineService, HeadlineService
+from training.headline.serving import (
+    MAX_CANDIDATES,
+    ConstrainedHeadlineService,
+    HeadlineService,
+)
 from training.headline.vocab import SubwordVocab
 
 CORPUS = ["Toyota Motor Corp said it would recall cars in Japan to fix brakes.",
@@ -73,3 +77,15 @@ def test_unusable_phrases_get_their_status(directories, phrase, strategy, status
     (result,) = service.generate([CORPUS[0]], ["en"], [phrase], [strategy])
     assert result["status"] == status and result["candidates"] == [] and result["message"]
     assert result["phrase"] == phrase
+
+
+def test_each_request_gets_the_number_of_candidates_it_asked_for(directories):
+    full = HeadlineService(directories[0], beam=2, n_best=2)
+    constrained = ConstrainedHeadlineService(directories[1], beam=2, n_best=2)
+    counts = [1, 5, 0, 9]  # 0: the configured n_best; above the maximum: clamped to it
+    expected = [1, 5, 2, MAX_CANDIDATES]
+    results = full.generate(CORPUS[:4], ["en"] * 4, counts)
+    assert [len(r["candidates"]) for r in results] == expected
+    results = constrained.generate(CORPUS[:4], ["en"] * 4, ["Toyota"] * 4, [""] * 4, counts)
+    assert [len(r["candidates"]) for r in results] == expected
+    assert all("Toyota" in text for r in results for text, _ in r["candidates"])

@@ -28,6 +28,7 @@ from training.language import resolve_language
 LANGUAGES = ("en", "zh")
 MAX_ARTICLE_CHARS = 200_000  # far beyond what a model reads; bounds tokenizer time
 ROOM_FOR_HEADLINE = 4  # tokens a constrained headline needs besides the phrase
+MAX_CANDIDATES = 5  # per request; the beam is widened to the largest count in a batch
 
 
 def _load(directory: str | Path) -> dict[str, HeadlinePredictor]:
@@ -43,8 +44,8 @@ def _refusal(status: str, lang: str, message: str) -> dict:
             "truncated": False}
 
 
-def _result(out: Headlines, lang: str, cut: bool, **extra) -> dict:
-    return {"candidates": [[text, score] for text, score in out.candidates], "status": "ok",
+def _result(out: Headlines, n: int, lang: str, cut: bool, **extra) -> dict:
+    return {"candidates": [[text, score] for text, score in out.candidates[:n]], "status": "ok",
             "lang": lang, "truncated": out.truncated or cut, **extra}
 
 
@@ -55,6 +56,17 @@ class _Service:
 
     def versions(self) -> dict[str, str]:
         return {lang: p.name for lang, p in self.predictors.items()}
+
+    def _counts(self, counts: list[int] | None, rows: int) -> list[int]:
+        """Candidates per request: given (clamped to 1..MAX_CANDIDATES) or the default."""
+        if counts is None:
+            return [self.n_best] * rows
+        return [min(max(n, 1), MAX_CANDIDATES) if n > 0 else self.n_best for n in counts]
+
+    def _search(self, counts: list[int]) -> tuple[int, int]:
+        """(beam, n_best) for one decoding batch: wide enough for its largest request."""
+        n = max(counts)
+        return max(self.beam, n), n
 
     def _route(self, article: str, lang: str) -> tuple[str, dict | None]:
         resolved = resolve_language(lang, article)
@@ -72,7 +84,10 @@ class HeadlineService(_Service):
     def __init__(self, directory: str | Path, beam: int = 4, n_best: int = 3):
         super().__init__(directory, beam, n_best)
 
-    def generate(self, articles: list[str], langs: list[str]) -> list[dict]:
+    def generate(self, articles: list[str], langs: list[str],
+                 counts: list[int] | None = None) -> list[dict]:
+        """`counts`: candidates per request (absent or <= 0: the configured n_best)."""
+        counts = self._counts(counts, len(articles))
         results: list[dict] = [{} for _ in articles]
         by_lang: dict[str, list[int]] = {}
         for i, (article, lang) in enumerate(zip(articles, langs, strict=True)):
@@ -83,9 +98,9 @@ class HeadlineService(_Service):
                 by_lang.setdefault(resolved, []).append(i)
         for lang, idx in by_lang.items():
             cut = [articles[i][:MAX_ARTICLE_CHARS] for i in idx]
-            outputs = self.predictors[lang].headlines(cut, self.beam, self.n_best)
+            outputs = self.predictors[lang].headlines(cut, *self._search([counts[i] for i in idx]))
             for i, text, out in zip(idx, cut, outputs, strict=True):
-                results[i] = _result(out, lang, len(text) < len(articles[i]))
+                results[i] = _result(out, counts[i], lang, len(text) < len(articles[i]))
         return results
 
 
@@ -116,7 +131,9 @@ class ConstrainedHeadlineService(_Service):
         return None
 
     def generate(self, articles: list[str], langs: list[str], phrases: list[str],
-                 strategies: list[str]) -> list[dict]:
+                 strategies: list[str], counts: list[int] | None = None) -> list[dict]:
+        """`counts`: candidates per request (absent or <= 0: the configured n_best)."""
+        counts = self._counts(counts, len(articles))
         results: list[dict] = [{} for _ in articles]
         groups: dict[tuple[str, str], list[int]] = {}
         for i, (article, lang) in enumerate(zip(articles, langs, strict=True)):
@@ -130,10 +147,10 @@ class ConstrainedHeadlineService(_Service):
         for (lang, strategy), idx in groups.items():
             predictor = self.predictors[lang]
             cut = [articles[i][:MAX_ARTICLE_CHARS] for i in idx]
-            outputs = predictor.constrained(cut, [phrases[i] for i in idx], strategy, self.beam,
-                                            self.n_best)
+            outputs = predictor.constrained(cut, [phrases[i] for i in idx], strategy,
+                                            *self._search([counts[i] for i in idx]))
             used = strategy if predictor.kind == "seq2bf" else "he"
             for i, text, out in zip(idx, cut, outputs, strict=True):
-                results[i] = _result(out, lang, len(text) < len(articles[i]), phrase=phrases[i],
-                                     strategy=used)
+                results[i] = _result(out, counts[i], lang, len(text) < len(articles[i]),
+                                     phrase=phrases[i], strategy=used)
         return results

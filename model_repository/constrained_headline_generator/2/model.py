@@ -10,7 +10,7 @@ import os
 import torch
 
 from training.headline.serving import ConstrainedHeadlineService
-from training.triton_io import string_input, string_responses, use_instance_device
+from training.triton_io import int_input, string_input, string_responses, use_instance_device
 
 
 class TritonPythonModel:
@@ -24,15 +24,16 @@ class TritonPythonModel:
                                                   n_best=int(params.get("n_best", "3")))
 
     def execute(self, requests):
-        articles, langs, phrases, strategies, sizes = [], [], [], [], []
+        articles, langs, phrases, strategies, counts, sizes = [], [], [], [], [], []
         for request in requests:
             batch = string_input(request, "ARTICLE")
             articles += batch
             langs += string_input(request, "LANG")
             phrases += string_input(request, "PHRASE")
             strategies += string_input(request, "STRATEGY", default="")
+            counts += int_input(request, "CANDIDATES", default=0)
             sizes.append(len(batch))
-        rows = self.service.generate(articles, langs, phrases, strategies)
+        rows = self.service.generate(articles, langs, phrases, strategies, counts)
         out = [json.dumps(r, ensure_ascii=False) for r in rows]
         return string_responses(out, sizes, "HEADLINES_JSON")
 

@@ -11,7 +11,7 @@ import os
 import torch
 
 from training.headline.serving import HeadlineService
-from training.triton_io import string_input, string_responses, use_instance_device
+from training.triton_io import int_input, string_input, string_responses, use_instance_device
 
 
 class TritonPythonModel:
@@ -25,13 +25,15 @@ class TritonPythonModel:
                                        n_best=int(params.get("n_best", "3")))
 
     def execute(self, requests):
-        articles, langs, sizes = [], [], []
+        articles, langs, counts, sizes = [], [], [], []
         for request in requests:
             batch = string_input(request, "ARTICLE")
             articles += batch
             langs += string_input(request, "LANG")
+            counts += int_input(request, "CANDIDATES", default=0)
             sizes.append(len(batch))
-        rows = [json.dumps(r, ensure_ascii=False) for r in self.service.generate(articles, langs)]
+        results = self.service.generate(articles, langs, counts)
+        rows = [json.dumps(r, ensure_ascii=False) for r in results]
         return string_responses(rows, sizes, "HEADLINES_JSON")
 
     def finalize(self):
