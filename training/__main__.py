@@ -37,7 +37,8 @@ def main(argv: list[str] | None = None) -> None:
     p_train.add_argument("task", choices=["pos", "hashtag", "headline", "constrained-headline"])
     p_train.add_argument("--config", required=True, help="TOML file under training/configs/")
     p_train.add_argument("--variant", help="hashtag: transformer|softbase|hardbase|soft|hard; "
-                         "headline: xl-cc|pointer-generator|transformer")
+                         "headline: xl-cc|pointer-generator|xl|transformer; constrained-headline "
+                         "--strategy he: its base, transformer (default) or xl")
     p_train.add_argument("--strategy", help="constrained-headline: tok-b|tok-f|seq-b|seq-f|"
                          "mixed (Seq2BF) or he (He et al.'s comparator)")
     p_train.add_argument("--smooth-alpha", type=float,
@@ -136,9 +137,10 @@ def headline_command(args: argparse.Namespace) -> None:
         from training.headline.train import train
 
         choice = args.variant if args.task == "headline" else args.strategy
+        he_base = args.variant if args.task != "headline" and args.variant else "transformer"
         train(args.config, args.task, choice, args.smooth_alpha, quick=args.quick,
               resume=args.resume, out_dir=args.out, epochs=args.epochs,
-              pretrain_epochs=args.pretrain_epochs)
+              pretrain_epochs=args.pretrain_epochs, he_base=he_base)
     elif args.command == "evaluate" and args.task == "headline":
         from training.headline.evaluate import evaluate_headline
 

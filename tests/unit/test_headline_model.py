@@ -205,7 +205,7 @@ def test_assemble_inverts_the_generation_order():
 # ---- incremental decoding == teacher forcing ---------------------------------------------
 
 
-@pytest.mark.parametrize("variant", ["transformer", "pointer-generator", "xl-cc"])
+@pytest.mark.parametrize("variant", ["transformer", "pointer-generator", "xl", "xl-cc"])
 def test_beam_search_scores_equal_teacher_forced_log_probabilities(variant):
     cfg = HeadlineConfig(vocab_size=60, variant=variant, max_target=10, **SMALL)
     model = HeadlineGenerator(cfg).eval()

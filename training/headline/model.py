@@ -41,7 +41,8 @@ from training.headline.encoder import ArticleEncoder
 from training.headline.vocab import PAD, UNK
 from training.layers import DecoderLayer, decode_cached, sinusoid
 
-VARIANTS = ("transformer", "pointer-generator", "xl-cc")
+# encoder x copy: vanilla or segment-recurrent (XL) encoder, with or without copy/coverage
+VARIANTS = ("transformer", "pointer-generator", "xl", "xl-cc")
 
 
 @dataclass
@@ -67,11 +68,11 @@ class HeadlineConfig:
 
     @property
     def copy(self) -> bool:
-        return self.variant != "transformer"
+        return self.variant in ("pointer-generator", "xl-cc")
 
     @property
     def encoder(self) -> str:
-        return "xl" if self.variant == "xl-cc" else "vanilla"
+        return "xl" if self.variant in ("xl", "xl-cc") else "vanilla"
 
 
 def smooth_scale(counts: torch.Tensor, alpha: float) -> torch.Tensor:

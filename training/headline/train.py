@@ -1,9 +1,9 @@
 """Train a headline model from a TOML config.
 
     python -m training train headline --config training/configs/headline_en.toml \
-        [--variant xl-cc|pointer-generator|transformer] [--smooth-alpha 0.001]
+        [--variant xl-cc|pointer-generator|xl|transformer] [--smooth-alpha 0.001]
     python -m training train constrained-headline --config training/configs/headline_en.toml \
-        [--strategy tok-b|tok-f|seq-b|seq-f|mixed|he]
+        [--strategy tok-b|tok-f|seq-b|seq-f|mixed|he [--variant transformer|xl]]
     (both: [--epochs N] [--quick] [--resume]; headline also [--pretrain-epochs N])
 
 The config fixes language, sizes and schedule, so every model of a table shares them;
@@ -49,21 +49,30 @@ SEQ2BF_ONLY = ("strategy",)  # config keys one model family has and the other ha
 GENERATOR_ONLY = ("variant", "coverage_weight", "smooth_alpha")
 
 
-def run_name(lang: str, task: str, choice: str, smooth_alpha: float, pretrain: int = 0) -> str:
+def run_name(lang: str, task: str, choice: str, smooth_alpha: float, pretrain: int = 0,
+             he_base: str = "transformer") -> str:
     if task == "headline":
         return (f"headline_{lang}_{choice}" + ("_smooth" if smooth_alpha > 0 else "")
                 + ("_gsg" if pretrain else ""))
+    if choice == "he" and he_base != "transformer":
+        return f"constrained_{lang}_he-{he_base}"
     return f"constrained_{lang}_{choice}"
 
 
-def build(task: str, choice: str, mc: dict, vocab_size: int) -> tuple[torch.nn.Module, str]:
-    """(model, checkpoint kind) for `train headline` / `train constrained-headline`."""
+def build(task: str, choice: str, mc: dict, vocab_size: int,
+          he_base: str = "transformer") -> tuple[torch.nn.Module, str]:
+    """(model, checkpoint kind) for `train headline` / `train constrained-headline`.
+    He et al.'s comparator runs on `he_base`, a generator variant without copying (copying
+    from the `phrase [SEP]` prefix would make inclusion trivial): "transformer" as in their
+    paper, or "xl" for the encoder Seq2BF uses."""
     if task == "headline":
         cfg = {k: v for k, v in mc.items() if k not in SEQ2BF_ONLY}
         return HeadlineGenerator(HeadlineConfig(vocab_size, variant=choice, **cfg)), "generator"
-    if choice == "he":  # He et al.: vanilla Transformer, no copy (the paper's comparator)
+    if choice == "he":
+        if he_base not in ("transformer", "xl"):
+            raise SystemExit(f"He et al.'s comparator runs on transformer or xl, not {he_base!r}")
         cfg = {k: v for k, v in mc.items() if k not in SEQ2BF_ONLY + GENERATOR_ONLY}
-        return HeadlineGenerator(HeadlineConfig(vocab_size, variant="transformer", **cfg)), "he"
+        return HeadlineGenerator(HeadlineConfig(vocab_size, variant=he_base, **cfg)), "he"
     cfg = {k: v for k, v in mc.items() if k not in GENERATOR_ONLY + ("encoder",)}
     return Seq2BF(Seq2BFConfig(vocab_size, strategy=choice, encoder="xl", **cfg)), "seq2bf"
 
@@ -169,7 +178,8 @@ def pretrain(model: HeadlineGenerator, pairs: list[Pair], lang: str, vocab: Voca
 
 def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: float | None = None,
           quick: bool = False, resume: bool = False, out_dir: str | None = None,
-          epochs: int | None = None, pretrain_epochs: int = 0) -> Path:
+          epochs: int | None = None, pretrain_epochs: int = 0,
+          he_base: str = "transformer") -> Path:
     with open(config_path, "rb") as f:
         cfg = tomllib.load(f)
     lang, mc, tc = cfg["lang"], dict(cfg["model"]), cfg["train"]
@@ -178,7 +188,7 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
         mc["smooth_alpha"] = smooth_alpha
     if pretrain_epochs and task != "headline":
         raise SystemExit("--pretrain-epochs is for `train headline` (full generators) only")
-    name = (run_name(lang, task, choice, mc.get("smooth_alpha", 0.0), pretrain_epochs)
+    name = (run_name(lang, task, choice, mc.get("smooth_alpha", 0.0), pretrain_epochs, he_base)
             + ("_quick" if quick else ""))
     out = Path(out_dir or "runs") / name
     out.mkdir(parents=True, exist_ok=True)
@@ -194,7 +204,7 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
     print(f"{name}: building the {lang} vocabulary", file=sys.stderr, flush=True)
     vocab = build_vocab(lang, [p.article for p in train_pairs] + [p.headline for p in train_pairs],
                         cfg.get("vocab_size", 12000))
-    model, kind = build(task, choice, mc, len(vocab))
+    model, kind = build(task, choice, mc, len(vocab), he_base)
     opt = optimizer(model, tc)
     start_epoch, best, best_epoch = 0, -1.0, 0
     if resume and (out / "last.pt").exists():
