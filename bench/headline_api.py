@@ -19,30 +19,19 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from bench.headline import MODELS, load_articles
+from bench.headline import MODELS, latency, load_articles
 from bench.pos import _cores, _reload_model
 from deploy.settings import REPO_ROOT
+from deploy.testing import free_ports
 
 LEVELS = (1, 4, 16)
 CANDIDATES = 3
 BATCH = 16
-
-
-def latency(seconds: list[float]) -> dict:
-    ms = sorted(1000 * s for s in seconds)
-
-    def at(q: float) -> float:
-        return round(ms[min(len(ms) - 1, int(q * len(ms)))], 1)
-
-    return {"p50_ms": round(statistics.median(ms), 1), "p95_ms": at(0.95), "p99_ms": at(0.99),
-            "mean_ms": round(statistics.fmean(ms), 1), "n": len(ms)}
 
 
 def bench_in_process(pairs: list[tuple[str, str]], requests: int) -> dict:
@@ -75,15 +64,9 @@ def bench_in_process(pairs: list[tuple[str, str]], requests: int) -> dict:
     return {**latency(times), f"batched_{BATCH}_requests_per_s": round(rate, 2)}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_api(settings, log: Path) -> tuple[subprocess.Popen, int]:
     """The API server as a user runs it, allowed the highest concurrency measured."""
-    port = _free_port()
+    port = free_ports(1)[0]
     env = {k: v for k, v in os.environ.items() if not k.startswith("NLP_HEADLINE_")}
     env.update(NLP_TRITON_GRPC_PORT=str(settings.triton_grpc_port), NLP_HEADLINE_METRICS_PORT="0",
                NLP_HEADLINE_MAX_CONCURRENT=str(max(LEVELS)))

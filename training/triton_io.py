@@ -36,16 +36,21 @@ def int_input(request, name: str, default: int) -> list[int]:
     return [int(v) for v in tensor.as_numpy().reshape(-1)]
 
 
-def use_instance_device(args: dict) -> str:
-    """Make the GPU Triton gave this model instance torch's default device (CPU otherwise).
+def setup_instance(args: dict) -> tuple[dict[str, str], str]:
+    """Common start of `initialize`: (the config's string parameters, this version's
+    directory). Also sets torch's thread count (parameter torch_threads, default 1: the stack
+    shares two cores) and makes the GPU Triton gave this instance, if any, torch's default
+    device. Each instance is its own stub process, so the default device is per instance:
+    the model is built on it and every tensor the decoding code creates lands there, with no
+    device argument threaded through the model code. Call before building the model."""
+    import json
+    import os
 
-    Each instance is its own stub process, so the default device is per instance: the model
-    is built on it and every tensor the decoding code creates lands there, with no device
-    argument threaded through the model code. Call before building the model."""
     import torch
 
+    config = json.loads(args["model_config"])
+    params = {k: v["string_value"] for k, v in config.get("parameters", {}).items()}
+    torch.set_num_threads(int(params.get("torch_threads", "1")))
     if args.get("model_instance_kind") == "GPU" and torch.cuda.is_available():
-        device = f"cuda:{args['model_instance_device_id']}"
-        torch.set_default_device(device)
-        return device
-    return "cpu"
+        torch.set_default_device(f"cuda:{args['model_instance_device_id']}")
+    return params, os.path.join(args["model_repository"], args["model_version"])

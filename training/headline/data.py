@@ -52,8 +52,17 @@ def read_pairs(path: str | Path) -> list[Pair]:
     return [Pair(r["article"], r.get("headline", ""), r.get("phrase") or "") for r in rows]
 
 
-SENTENCE_END = {"en": re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])"),
-                "zh": re.compile(r"(?<=[。！？])")}
+_EN_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+_ZH_SENTENCE = re.compile(r"(?<=[。！？!?])")
+
+
+def split_lead(article: str, lang: str) -> tuple[str, str]:
+    """(first sentence of the first paragraph, the rest of the article); ("", "") if blank."""
+    text = article.strip()
+    first_paragraph = next((line for line in text.splitlines() if line.strip()), "")
+    splitter = _ZH_SENTENCE if lang == "zh" else _EN_SENTENCE
+    lead = next((s.strip() for s in splitter.split(first_paragraph) if s.strip()), "")
+    return lead, text[text.find(lead) + len(lead):].strip() if lead else ""
 
 
 def lead_gap_pairs(pairs: list[Pair], lang: str, min_words: int = 4) -> list[Pair]:
@@ -63,16 +72,13 @@ def lead_gap_pairs(pairs: list[Pair], lang: str, min_words: int = 4) -> list[Pai
     0.55 ROUGE-1 on English test), so the model practises reading a document to write a
     short summary of it before it sees the 22k real headlines. Articles whose lead or rest
     is shorter than `min_words` words (characters for Chinese) are skipped."""
+
+    def size(text: str) -> int:
+        return len(text) if lang == "zh" else len(text.split())
+
     out = []
     for p in pairs:
-        parts = [x.strip() for x in SENTENCE_END[lang].split(p.article.strip(), maxsplit=1)]
-        if len(parts) < 2:
-            continue
-        lead, rest = parts
-
-        def size(text: str) -> int:
-            return len(text) if lang == "zh" else len(text.split())
-
+        lead, rest = split_lead(p.article, lang)
         if size(lead) >= min_words and size(rest) >= min_words:
             out.append(Pair(rest, lead))
     return out

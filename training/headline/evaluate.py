@@ -13,12 +13,11 @@ plus success rate and ALD for constrained headlines.
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from pathlib import Path
 
-from training.headline.data import Pair, read_pairs
+from training.headline.data import Pair, read_pairs, split_lead
 from training.headline.metrics import ald, rouge, success_rate
 from training.headline.predictor import HeadlinePredictor, Headlines
 from training.language import resolve_language
@@ -95,21 +94,10 @@ def evaluate_constrained(data: str, strategy: str, model: str | None = None, bea
             "beam": beam, "seconds": round(time.time() - t0, 1)}
 
 
-_EN_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
-_ZH_SENTENCE = re.compile(r"(?<=[。！？!?])")
-
-
-def lead_sentence(article: str, lang: str) -> str:
-    """The article's first sentence (the 'First sentence' baseline of the XL-CC paper)."""
-    first_paragraph = next((line for line in article.splitlines() if line.strip()), "")
-    splitter = _ZH_SENTENCE if lang == "zh" else _EN_SENTENCE
-    return next((s.strip() for s in splitter.split(first_paragraph) if s.strip()), "")
-
-
 def evaluate_lead(data: str, lang: str | None = None) -> dict:
     pairs = read_pairs(data)
     lang = data_language(pairs, lang)
-    predictions = [lead_sentence(p.article, lang) for p in pairs]
+    predictions = [split_lead(p.article, lang)[0] for p in pairs]  # the paper's First sentence
     references = [p.headline for p in pairs]
     return {**rouge(predictions, references, lang), "articles": len(pairs),
             "ald": ald(predictions, references, lang), "model": "lead-1", "lang": lang}

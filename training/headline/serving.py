@@ -61,7 +61,7 @@ class _Service:
         """Candidates per request: given (clamped to 1..MAX_CANDIDATES) or the default."""
         if counts is None:
             return [self.n_best] * rows
-        return [min(max(n, 1), MAX_CANDIDATES) if n > 0 else self.n_best for n in counts]
+        return [min(n, MAX_CANDIDATES) if n > 0 else self.n_best for n in counts]
 
     def _search(self, counts: list[int]) -> tuple[int, int]:
         """(beam, n_best) for one decoding batch: wide enough for its largest request."""

@@ -133,8 +133,8 @@ def run_epoch(model: torch.nn.Module, kind: str, choice: str, opt: torch.optim.O
     """One pass over `examples`; returns the mean of each loss term."""
     model.train()
     sums, n = Counter(), 0
-    steps = sum(1 for _ in batches(examples, tc["max_tokens"], random.Random(0)))
-    for n, group in enumerate(batches(examples, tc["max_tokens"], rng), 1):
+    groups = list(batches(examples, tc["max_tokens"], rng))
+    for n, group in enumerate(groups, 1):
         for g in opt.param_groups:
             g["lr"] = lr_at(schedule.step_no, schedule.total_steps, tc["lr"],
                             tc.get("warmup", 0.05))
@@ -145,9 +145,10 @@ def run_epoch(model: torch.nn.Module, kind: str, choice: str, opt: torch.optim.O
         opt.step()
         schedule.step_no += 1
         sums.update({k: v.item() for k, v in losses.items()})
-        if n % 20 == 0 or n == steps:
+        if n % 20 == 0 or n == len(groups):
             shown = " ".join(f"{k} {v / n:.4f}" for k, v in sums.items())
-            print(f"\r{label} step {n}/{steps} {shown}", end="", file=sys.stderr, flush=True)
+            print(f"\r{label} step {n}/{len(groups)} {shown}", end="", file=sys.stderr,
+                  flush=True)
         if time.time() > schedule.deadline:
             break
     print(file=sys.stderr)

@@ -5,21 +5,14 @@ requests to `ConstrainedHeadlineService`. STRATEGY is optional (absent = the def
 """
 
 import json
-import os
-
-import torch
 
 from training.headline.serving import ConstrainedHeadlineService
-from training.triton_io import int_input, string_input, string_responses, use_instance_device
+from training.triton_io import int_input, setup_instance, string_input, string_responses
 
 
 class TritonPythonModel:
     def initialize(self, args):
-        config = json.loads(args["model_config"])
-        params = {k: v["string_value"] for k, v in config.get("parameters", {}).items()}
-        torch.set_num_threads(int(params.get("torch_threads", "1")))
-        use_instance_device(args)  # its GPU when Triton placed the instance on one
-        version_dir = os.path.join(args["model_repository"], args["model_version"])
+        params, version_dir = setup_instance(args)  # threads, GPU if any
         self.service = ConstrainedHeadlineService(version_dir, beam=int(params.get("beam", "3")),
                                                   n_best=int(params.get("n_best", "3")))
 

@@ -6,22 +6,16 @@ batcher hands over together are generated in one call, grouped by language.
 """
 
 import json
-import os
 
-import torch
 import triton_python_backend_utils as pb_utils
 
 from training.hashtag.serving import HashtagService
-from training.triton_io import string_input, string_responses, use_instance_device
+from training.triton_io import setup_instance, string_input, string_responses
 
 
 class TritonPythonModel:
     def initialize(self, args):
-        config = json.loads(args["model_config"])
-        params = {k: v["string_value"] for k, v in config.get("parameters", {}).items()}
-        torch.set_num_threads(int(params.get("torch_threads", "1")))
-        use_instance_device(args)  # its GPU when Triton placed the instance on one
-        version_dir = os.path.join(args["model_repository"], args["model_version"])
+        params, version_dir = setup_instance(args)  # threads, GPU if any
         self.service = HashtagService(version_dir, beam=int(params.get("beam", "4")),
                                       n_best=int(params.get("n_best", "1")))
 
