@@ -57,15 +57,10 @@ class PosPredictor:
     def __init__(self, path: str | Path):
         self.model, self.vocabs, self.meta = load_checkpoint(path)
         self.tagsets = list(self.vocabs.tags)
-        self.device = torch.device("cpu")
+        self.device = torch.get_default_device()  # the instance's GPU under Triton, if any
         # Char-CNN features depend only on the token string: computing them once per
         # distinct token (and remembering frequent ones) saves a quarter of the CPU time.
         self._char_cache: OrderedDict[str, torch.Tensor] = OrderedDict()
-
-    def to(self, device: str | torch.device) -> PosPredictor:
-        self.device = torch.device(device)
-        self.model.to(self.device)
-        return self
 
     @torch.inference_mode()
     def tag_tokens(self, sentences: list[list[str]]) -> list[dict[str, list[str]]]:

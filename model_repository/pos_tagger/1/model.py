@@ -9,23 +9,16 @@ hands over together are tagged in one call so the model sees one large batch.
 import json
 import os
 
-import torch
-
 from training.pos.predictor import PosPredictor
-from training.triton_io import string_input, string_responses
+from training.triton_io import setup_instance, string_input, string_responses
 
 MAX_TEXT_CHARS = 20_000  # longer inputs are cut before tokenizing (flagged `truncated`)
 
 
 class TritonPythonModel:
     def initialize(self, args):
-        config = json.loads(args["model_config"])
-        params = {k: v["string_value"] for k, v in config.get("parameters", {}).items()}
-        torch.set_num_threads(int(params.get("torch_threads", "1")))
-        version_dir = os.path.join(args["model_repository"], args["model_version"])
+        params, version_dir = setup_instance(args)  # threads, GPU if any
         self.predictor = PosPredictor(os.path.join(version_dir, params["checkpoint"]))
-        if args.get("model_instance_kind") == "GPU" and torch.cuda.is_available():
-            self.predictor.to(f"cuda:{args['model_instance_device_id']}")
 
     def execute(self, requests):
         texts, sizes = [], []
