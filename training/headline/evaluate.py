@@ -71,7 +71,8 @@ def evaluate_headline(data: str, model: str | None = None, beam: int = 4,
     predictions = [o.candidates[0][0] for o in outputs]
     return {**rouge(predictions, [p.headline for p in pairs], lang), "articles": len(pairs),
             "ald": ald(predictions, [p.headline for p in pairs], lang), "model": predictor.name,
-            "lang": lang, "beam": beam, "seconds": round(time.time() - t0, 1)}
+            "lang": lang, "beam": beam, "length_penalty": predictor.alpha,
+            "seconds": round(time.time() - t0, 1)}
 
 
 def evaluate_constrained(data: str, strategy: str, model: str | None = None, beam: int = 3,
@@ -91,7 +92,7 @@ def evaluate_constrained(data: str, strategy: str, model: str | None = None, bea
             "success_rate": success_rate(predictions, [p.phrase for p in pairs], lang),
             "ald": ald(predictions, references, lang), "model": predictor.name,
             "strategy": strategy if predictor.kind == "seq2bf" else "he", "lang": lang,
-            "beam": beam, "seconds": round(time.time() - t0, 1)}
+            "beam": beam, "length_penalty": predictor.alpha, "seconds": round(time.time() - t0, 1)}
 
 
 def evaluate_lead(data: str, lang: str | None = None) -> dict:
