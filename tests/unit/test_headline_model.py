@@ -9,6 +9,7 @@ import torch
 from training.headline.decode import MIN_TOKENS, assemble, generate, generate_constrained
 from training.headline.encoder import ArticleEncoder
 from training.headline.model import CopyCoverage, HeadlineConfig, HeadlineGenerator, smooth_scale
+from training.headline.predictor import HeadlinePredictor
 from training.headline.seq2bf import (
     BACKWARD,
     FORWARD,
@@ -20,7 +21,7 @@ from training.headline.seq2bf import (
     layout,
     next_side,
 )
-from training.headline.vocab import BOS, EOS, PAD
+from training.headline.vocab import BOS, EOS, PAD, CharVocab
 
 SMALL = dict(d_model=32, n_heads=2, enc_layers=2, dec_layers=2, d_ff=64, segment_len=8,
              mem_len=8, max_source=64)
@@ -217,7 +218,7 @@ def test_beam_search_scores_equal_teacher_forced_log_probabilities(variant):
     for b in range(2):
         assert len(hyps[b]) == 2 and hyps[b][0].score >= hyps[b][1].score
         for h in hyps[b]:
-            assert len(h.tokens) >= MIN_TOKENS
+            assert len(h.tokens) >= MIN_TOKENS["en"]
             tokens = h.tokens + ([EOS] if h.finished else [])
             y_in, target = torch.tensor([[BOS, *tokens[:-1]]]), torch.tensor([tokens])
             nll = model(src[b : b + 1], src_ext[b : b + 1], 1, y_in, target)["nll"]
@@ -237,7 +238,7 @@ def test_seq2bf_decoding_reproduces_training_probabilities_and_keeps_the_phrase(
         for h in hyps[b]:
             assert h.finished
             left, right = assemble(strategy, h.tokens)
-            assert len(left) + len(phrase) + len(right) >= MIN_TOKENS  # never the bare phrase
+            assert len(left) + len(phrase) + len(right) >= MIN_TOKENS["en"]  # never the bare phrase
             laid = layout(left, phrase, right, strategy)
             rows = [torch.tensor([v]) for v in (laid.tokens, laid.positions, laid.steps,
                                                 laid.back_targets, laid.fwd_targets)]
@@ -265,3 +266,18 @@ def test_seq2bf_training_batch_pads_rows_without_leaking_them():
     n = [sum(t != PAD for t in x.back_targets + x.fwd_targets) for x in (long, short)]
     mean = (alone[0] * n[0] + alone[1] * n[1]) / sum(n)
     assert together.item() == pytest.approx(mean.item(), abs=1e-5)
+
+
+def test_chinese_headlines_are_never_shorter_than_the_chinese_floor_of_characters():
+    """A floor of 4 tokens let the Chinese Seq2BF return a bare 4-character phrase."""
+    chars = [chr(0x4E00 + i) for i in range(50)]
+    vocab = CharVocab(chars)
+    model = Seq2BF(Seq2BFConfig(vocab_size=len(vocab), max_target=16, **SMALL)).eval()
+    with torch.no_grad():  # make the end markers likely so hypotheses finish early
+        model.out_bias[BACKWARD, BOS] = model.out_bias[FORWARD, EOS] = 3.0
+    predictor = HeadlinePredictor(model, vocab, "zh", "seq2bf")
+    phrase = "".join(chars[3:7])
+    for strategy in STRATEGIES:
+        out = predictor.constrained(["".join(chars)], [phrase], strategy, beam=3, n_best=3)
+        for text, _ in out[0].candidates:
+            assert phrase in text and len(text) >= MIN_TOKENS["zh"] > len(phrase)

@@ -30,10 +30,12 @@ from training.headline.vocab import BOS, EOS, PAD, SEP, UNK
 # .348 at 1.5; Chinese (scored on characters) .198 at 1.0 with headlines 5.9 characters
 # short, .204 at 1.5 (ALD +1.5), .189 at 2.0.
 LENGTH_PENALTY = {"en": 1.0, "zh": 1.5}
-# Shortest headline a search may end with, in tokens (the phrase's included). Models early
-# in training put more mass on [EOS] than on any single word, so without a floor beam search
-# returns the bare phrase (Seq2BF) or a two-word stub; references have 3+ words.
-MIN_TOKENS = 4
+# Shortest headline a search may end with, in tokens (the phrase's included), per language.
+# Models early in training put more mass on [EOS] than on any single word, so without a
+# floor beam search returns the bare phrase (Seq2BF) or a two-word stub. English references
+# have 3+ words; Chinese tokens are characters, and 99% of the training headlines have 9 or
+# more (a floor of 4 let the Chinese Seq2BF return bare 3-4 character phrases).
+MIN_TOKENS = {"en": 4, "zh": 8}
 NEVER = [PAD, UNK, BOS, SEP]  # ids the generator never emits ([EOS] ends, copies replace UNK)
 
 
@@ -44,7 +46,7 @@ def _per_input(kept: torch.Tensor, beam: int) -> torch.Tensor:
 
 class GeneratorSearch:
     def __init__(self, model: HeadlineGenerator, src: torch.Tensor, src_ext: torch.Tensor,
-                 n_ext: int, beam: int, min_tokens: int = MIN_TOKENS):
+                 n_ext: int, beam: int, min_tokens: int = MIN_TOKENS["en"]):
         self.model, self.beam, self.n_ext, self.min_tokens = model, beam, n_ext, min_tokens
         memory, valid = model.encode(src)
         self.cross_kv = [(expand(k, beam), expand(v, beam))
@@ -99,7 +101,7 @@ class Seq2BFSearch:
     """Rows grow a headline on the side the strategy names; see seq2bf.py."""
 
     def __init__(self, model: Seq2BF, src: torch.Tensor, phrases: list[list[int]], beam: int,
-                 strategy: str, min_tokens: int = MIN_TOKENS):
+                 strategy: str, min_tokens: int = MIN_TOKENS["en"]):
         self.model, self.beam, self.strategy = model, beam, strategy
         memory, valid = model.encode(src)
         cross_kv = model.cross_keys_values(memory)
@@ -194,21 +196,22 @@ class Seq2BFSearch:
 
 
 def generate(model: HeadlineGenerator, src: torch.Tensor, src_ext: torch.Tensor, n_ext: int,
-             beam: int = 4, n_best: int = 1, alpha: float = LENGTH_PENALTY["en"]
-             ) -> list[list[Hypothesis]]:
+             beam: int = 4, n_best: int = 1, alpha: float = LENGTH_PENALTY["en"],
+             min_tokens: int = MIN_TOKENS["en"]) -> list[list[Hypothesis]]:
     model.eval()
-    search = GeneratorSearch(model, src, src_ext, n_ext, beam)
+    search = GeneratorSearch(model, src, src_ext, n_ext, beam, min_tokens)
     return beam_search(search, src.shape[0], beam, n_best, model.cfg.max_target, alpha)
 
 
 def generate_constrained(model: Seq2BF, src: torch.Tensor, phrases: list[list[int]],
                          beam: int = 3, n_best: int = 1, strategy: str = "tok-b",
-                         alpha: float = LENGTH_PENALTY["en"]) -> list[list[Hypothesis]]:
+                         alpha: float = LENGTH_PENALTY["en"],
+                         min_tokens: int = MIN_TOKENS["en"]) -> list[list[Hypothesis]]:
     """Seq2BF beam search in the given generation order (the paper's beam is 3)."""
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy {strategy!r} not in {STRATEGIES}")
     model.eval()
-    search = Seq2BFSearch(model, src, phrases, beam, strategy)
+    search = Seq2BFSearch(model, src, phrases, beam, strategy, min_tokens)
     return beam_search(search, src.shape[0], beam, n_best, model.cfg.max_target, alpha)
 
 

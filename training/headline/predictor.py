@@ -21,7 +21,13 @@ from pathlib import Path
 import torch
 
 from training.headline.data import prefix_phrase
-from training.headline.decode import LENGTH_PENALTY, assemble, generate, generate_constrained
+from training.headline.decode import (
+    LENGTH_PENALTY,
+    MIN_TOKENS,
+    assemble,
+    generate,
+    generate_constrained,
+)
 from training.headline.model import HeadlineConfig, HeadlineGenerator
 from training.headline.seq2bf import STRATEGIES, Seq2BF, Seq2BFConfig
 from training.headline.vocab import Source, Vocab
@@ -74,7 +80,8 @@ class HeadlinePredictor:
         self.model, self.vocab, self.lang, self.kind = model, vocab, lang, kind
         self.meta = meta or {}
         self.cfg = model.cfg
-        self.alpha = LENGTH_PENALTY.get(lang, 1.0)  # beam search's length penalty
+        self.alpha = LENGTH_PENALTY[lang]  # beam search's length penalty
+        self.min_tokens = MIN_TOKENS[lang]  # and its shortest headline
 
     @classmethod
     def load(cls, checkpoint: str | Path, threads: int | None = None) -> HeadlinePredictor:
@@ -110,7 +117,8 @@ class HeadlinePredictor:
             chunk = [sources[i] for i in group]
             n_ext = max(len(s.oovs) for s in chunk)
             hyps = generate(self.model, _pad([s.ids for s in chunk]),
-                            _pad([s.ext_ids for s in chunk]), n_ext, beam, n_best, self.alpha)
+                            _pad([s.ext_ids for s in chunk]), n_ext, beam, n_best, self.alpha,
+                            self.min_tokens)
             for i, s, h in zip(group, chunk, hyps, strict=True):
                 out[i] = Headlines([(self.vocab.decode(x.tokens, s.oovs), round(x.score, 4))
                                     for x in h], truncated[i])
@@ -132,7 +140,8 @@ class HeadlinePredictor:
             if self.kind == "he":
                 src = _pad([prefix_phrase(phrase_ids[i], sources[i].ids)[: self.cfg.max_source]
                             for i in group])
-                hyps = generate(self.model, src, src, 0, beam, n_best, self.alpha)
+                hyps = generate(self.model, src, src, 0, beam, n_best, self.alpha,
+                                self.min_tokens)
                 for i, h in zip(group, hyps, strict=True):
                     out[i] = Headlines([(self.vocab.decode(x.tokens), round(x.score, 4))
                                         for x in h], truncated[i])
@@ -142,7 +151,7 @@ class HeadlinePredictor:
                 raise ValueError(f"strategy {order!r} not in {STRATEGIES}")
             hyps = generate_constrained(self.model, _pad([sources[i].ids for i in group]),
                                         [phrase_ids[i] for i in group], beam, n_best, order,
-                                        self.alpha)
+                                        self.alpha, self.min_tokens)
             for i, h in zip(group, hyps, strict=True):
                 out[i] = Headlines([(self._around(phrases[i], x.tokens, order), round(x.score, 4))
                                     for x in h], truncated[i])
