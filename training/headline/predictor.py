@@ -22,11 +22,11 @@ import torch
 
 from training.headline.data import prefix_phrase
 from training.headline.decode import (
-    LENGTH_PENALTY,
     MIN_TOKENS,
     assemble,
     generate,
     generate_constrained,
+    length_penalty,
 )
 from training.headline.model import HeadlineConfig, HeadlineGenerator
 from training.headline.seq2bf import STRATEGIES, Seq2BF, Seq2BFConfig
@@ -80,7 +80,7 @@ class HeadlinePredictor:
         self.model, self.vocab, self.lang, self.kind = model, vocab, lang, kind
         self.meta = meta or {}
         self.cfg = model.cfg
-        self.alpha = LENGTH_PENALTY[lang]  # beam search's length penalty
+        self.alpha = length_penalty(kind, lang)  # beam search's
         self.min_tokens = MIN_TOKENS[lang]  # and its shortest headline
 
     @classmethod
