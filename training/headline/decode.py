@@ -50,7 +50,7 @@ def _per_input(kept: torch.Tensor, beam: int) -> torch.Tensor:
 
 class GeneratorSearch:
     def __init__(self, model: HeadlineGenerator, src: torch.Tensor, src_ext: torch.Tensor,
-                 n_ext: int, beam: int, min_tokens: int = MIN_TOKENS["en"]):
+                 n_ext: int, beam: int, min_tokens: int):
         self.model, self.beam, self.n_ext, self.min_tokens = model, beam, n_ext, min_tokens
         memory, valid = model.encode(src)
         self.cross_kv = [(expand(k, beam), expand(v, beam))
@@ -105,7 +105,7 @@ class Seq2BFSearch:
     """Rows grow a headline on the side the strategy names; see seq2bf.py."""
 
     def __init__(self, model: Seq2BF, src: torch.Tensor, phrases: list[list[int]], beam: int,
-                 strategy: str, min_tokens: int = MIN_TOKENS["en"]):
+                 strategy: str, min_tokens: int):
         self.model, self.beam, self.strategy = model, beam, strategy
         memory, valid = model.encode(src)
         cross_kv = model.cross_keys_values(memory)
