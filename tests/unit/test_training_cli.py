@@ -56,13 +56,22 @@ def test_most_frequent_tag_baseline_prints_its_accuracy_as_last_json_line():
 
 
 def test_evaluate_hashtag_prints_the_protocols_metrics_as_last_json_line():
-    """The contract other tools rely on, with the shipped model on six hand-written posts."""
+    """The contract other tools rely on, with the shipped model on seven hand-written posts."""
     out = run_cli("evaluate", "hashtag", "--data", str(DATA / "hashtag_en_sample.jsonl"),
                   "--lang", "en", "--beam", "4", "--n-best", "2")
     result = last_json(out.stdout)
-    assert result["posts"] == 6
+    assert result["posts"] == 7
     for key in ("rouge1", "rouge2", "rougeL", "f1@1", "f1@5"):
         assert 0.0 <= result[key] <= 1.0
+
+
+def test_evaluate_hashtag_scores_short_and_long_posts_separately():
+    """Six short posts fit in top_k segments (selection keeps all); the seventh does not."""
+    out = run_cli("evaluate", "hashtag", "--data", str(DATA / "hashtag_en_sample.jsonl"),
+                  "--lang", "en", "--beam", "2", "--n-best", "1")
+    halves = last_json(out.stdout)["by_length"]
+    assert halves["at_most_top_k_segments"]["posts"] == 6
+    assert halves["more_segments"]["posts"] == 1
 
 
 def test_evaluate_hashtag_without_a_language_says_what_is_missing():

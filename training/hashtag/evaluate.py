@@ -5,17 +5,25 @@
 ROUGE scores the hashtags of the best beam sequence; F1@k pools the hashtags of the top
 `n_best` sequences of a beam of `beam` (paper: beam 20, top 10), best first, de-duplicated.
 Without --model the newest shipped `hashtag_generator` version for the language is used.
+
+`by_length` scores two halves of the test set separately: posts with at most top_k
+segments, where SegTrm's selection keeps every segment (soft is then the SgT encoder plus an
+ordinary decoder), and longer posts, where selection drops some. The split uses the
+checkpoint's segment_len and top_k, which every model of a config shares, so the halves are
+the same posts for the Transformer and for SegTrm; comparing models per half separates what
+selection does from what the rest of the model does.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from pathlib import Path
 
-from training.hashtag.data import read_pairs
+from training.hashtag.data import Pair, read_pairs
 from training.hashtag.metrics import score
-from training.hashtag.predictor import HashtagPredictor
+from training.hashtag.predictor import Generated, HashtagPredictor
 from training.paths import REPO_ROOT
 
 REPOSITORY_MODEL = REPO_ROOT / "model_repository" / "hashtag_generator"
@@ -43,7 +51,22 @@ def evaluate(data: str, lang: str, model: str | None = None, beam: int = 20,
         outputs += predictor.generate(chunk, beam=beam, n_best=n_best)
         print(f"\r{len(outputs)}/{len(pairs)} posts", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    result = score([o.best for o in outputs], [[w for w, _ in o.ranked] for o in outputs],
-                   [p.hashtags for p in pairs], lang)
+    result = _score(outputs, pairs, lang)
+    selection_drops = [_segments(predictor, p.text) > predictor.cfg.top_k for p in pairs]
+    result["by_length"] = {
+        name: _score([o for o, d in zip(outputs, selection_drops, strict=True) if d == want],
+                     [p for p, d in zip(pairs, selection_drops, strict=True) if d == want], lang)
+        for name, want in (("at_most_top_k_segments", False), ("more_segments", True))}
     return {**result, "model": predictor.meta.get("run", str(model)), "beam": beam,
             "n_best": n_best, "seconds": round(time.time() - t0, 1)}
+
+
+def _score(outputs: list[Generated], pairs: list[Pair], lang: str) -> dict:
+    return score([o.best for o in outputs], [[w for w, _ in o.ranked] for o in outputs],
+                 [p.hashtags for p in pairs], lang)
+
+
+def _segments(predictor: HashtagPredictor, text: str) -> int:
+    """How many segments SegTrm's layout cuts the post into (for any variant's config)."""
+    tokens = predictor.vocab.encode(text)[: predictor.cfg.max_source]
+    return max(1, math.ceil(len(tokens) / predictor.cfg.segment_len))
