@@ -112,3 +112,17 @@ def test_ext_tfidf_baseline_chinese_uses_three_keywords(tmp_path):
     result = evaluate_baseline(test, "zh", train_path=train)
     assert result["rouge1"] == 0.8  # 武汉加油疫情 vs 武汉加油: P = 4/6, R = 4/4
     assert result["f1@1"] == 0.0
+
+
+@pytest.mark.parametrize("text, hashtags, expected", [
+    ("Boston strong! Proud of this city", ["BostonStrong"], True),
+    ("Make America great again", ["maga"], False),
+    ("武汉加油，抗击疫情", ["抗击疫情"], True),
+    ("今天天气很好", ["周末"], False),
+    ("a b c", ["a"], False),  # one-character hashtags would match almost any post
+])
+def test_a_hashtag_is_in_the_text_when_its_normalized_form_occurs_there(text, hashtags, expected):
+    from training.hashtag.data import Pair
+    from training.hashtag.evaluate import hashtag_in_text
+
+    assert hashtag_in_text(Pair(text, hashtags)) is expected

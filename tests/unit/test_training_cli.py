@@ -65,13 +65,14 @@ def test_evaluate_hashtag_prints_the_protocols_metrics_as_last_json_line():
         assert 0.0 <= result[key] <= 1.0
 
 
-def test_evaluate_hashtag_scores_short_and_long_posts_separately():
+def test_evaluate_hashtag_scores_subsets_separately():
     """Six short posts fit in top_k segments (selection keeps all); the seventh does not."""
     out = run_cli("evaluate", "hashtag", "--data", str(DATA / "hashtag_en_sample.jsonl"),
                   "--lang", "en", "--beam", "2", "--n-best", "1")
-    halves = last_json(out.stdout)["by_length"]
-    assert halves["at_most_top_k_segments"]["posts"] == 6
-    assert halves["more_segments"]["posts"] == 1
+    result = last_json(out.stdout)
+    assert result["by_length"]["at_most_top_k_segments"]["posts"] == 6
+    assert result["by_length"]["more_segments"]["posts"] == 1
+    assert sum(half["posts"] for half in result["by_presence"].values()) == 7
 
 
 def test_evaluate_hashtag_without_a_language_says_what_is_missing():

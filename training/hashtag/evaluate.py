@@ -11,7 +11,9 @@ segments, where SegTrm's selection keeps every segment (soft is then the SgT enc
 ordinary decoder), and longer posts, where selection drops some. The split uses the
 checkpoint's segment_len and top_k, which every model of a config shares, so the halves are
 the same posts for the Transformer and for SegTrm; comparing models per half separates what
-selection does from what the rest of the model does.
+selection does from what the rest of the model does. `by_presence` splits the posts by
+whether one of their reference hashtags occurs in the text (normalized, see
+`hashtag_in_text`): selecting segments can only help where there is something to select.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 from training.hashtag.data import Pair, read_pairs
 from training.hashtag.metrics import score
 from training.hashtag.predictor import Generated, HashtagPredictor
+from training.hashtag.text import normalize_hashtag
 from training.paths import REPO_ROOT
 
 REPOSITORY_MODEL = REPO_ROOT / "model_repository" / "hashtag_generator"
@@ -52,11 +55,12 @@ def evaluate(data: str, lang: str, model: str | None = None, beam: int = 20,
         print(f"\r{len(outputs)}/{len(pairs)} posts", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     result = _score(outputs, pairs, lang)
-    selection_drops = [_segments(predictor, p.text) > predictor.cfg.top_k for p in pairs]
-    result["by_length"] = {
-        name: _score([o for o, d in zip(outputs, selection_drops, strict=True) if d == want],
-                     [p for p, d in zip(pairs, selection_drops, strict=True) if d == want], lang)
-        for name, want in (("at_most_top_k_segments", False), ("more_segments", True))}
+    long_post = [_segments(predictor, p.text) > predictor.cfg.top_k for p in pairs]
+    present = [hashtag_in_text(p) for p in pairs]
+    result["by_length"] = _halves(outputs, pairs, lang, long_post,
+                                  "at_most_top_k_segments", "more_segments")
+    result["by_presence"] = _halves(outputs, pairs, lang, present,
+                                    "no_hashtag_in_text", "a_hashtag_in_text")
     return {**result, "model": predictor.meta.get("run", str(model)), "beam": beam,
             "n_best": n_best, "seconds": round(time.time() - t0, 1)}
 
@@ -64,6 +68,21 @@ def evaluate(data: str, lang: str, model: str | None = None, beam: int = 20,
 def _score(outputs: list[Generated], pairs: list[Pair], lang: str) -> dict:
     return score([o.best for o in outputs], [[w for w, _ in o.ranked] for o in outputs],
                  [p.hashtags for p in pairs], lang)
+
+
+def _halves(outputs: list[Generated], pairs: list[Pair], lang: str, flags: list[bool],
+            if_false: str, if_true: str) -> dict:
+    """Scores of the posts whose flag is False and of those whose flag is True."""
+    return {name: _score([o for o, f in zip(outputs, flags, strict=True) if f == want],
+                         [p for p, f in zip(pairs, flags, strict=True) if f == want], lang)
+            for name, want in ((if_false, False), (if_true, True))}
+
+
+def hashtag_in_text(pair: Pair) -> bool:
+    """Does a reference hashtag occur in the post, both lower-cased without spaces or '#'
+    (`#BostonStrong` in "boston strong!" does; `#maga` in "Make America great" does not)?"""
+    text = normalize_hashtag(pair.text)
+    return any(len(tag) > 1 and tag in text for tag in map(normalize_hashtag, pair.hashtags))
 
 
 def _segments(predictor: HashtagPredictor, text: str) -> int:
