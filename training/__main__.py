@@ -17,6 +17,7 @@
     python -m training evaluate headline --data FILE.jsonl [--model PATH] [--beam 4]
     python -m training evaluate constrained-headline --data FILE.jsonl --strategy tok-b [--beam 3]
     python -m training baseline headline --data FILE.jsonl
+    python -m training baseline constrained-headline --data FILE.jsonl
     python -m training export headline|constrained-headline --checkpoint runs/<run>/best.pt
 """
 
@@ -75,8 +76,9 @@ def main(argv: list[str] | None = None) -> None:
     p_export.add_argument("--repository", default=str(REPO_ROOT / "model_repository"))
 
     p_base = sub.add_parser("baseline", help="simple baselines (pos: most frequent tag; "
-                            "hashtag: Ext.TFIDF; headline: Lead-1); last line is JSON")
-    p_base.add_argument("task", choices=["pos", "hashtag", "headline"])
+                            "hashtag: Ext.TFIDF; headline: Lead-1; constrained-headline: the "
+                            "phrase alone and the first sentence with it); last line is JSON")
+    p_base.add_argument("task", choices=["pos", "hashtag", "headline", "constrained-headline"])
     p_base.add_argument("--data", required=True, help="CoNLL file (pos) or JSONL")
     p_base.add_argument("--tagset", choices=["ptb", "ark"], help="pos: which tags to score")
     p_base.add_argument("--lang", choices=["en", "zh"],
@@ -150,10 +152,14 @@ def headline_command(args: argparse.Namespace) -> None:
 
         print(json.dumps(evaluate_constrained(args.data, args.strategy, args.model,
                                               args.beam or 3, args.lang)))
-    elif args.command == "baseline":
+    elif args.command == "baseline" and args.task == "headline":
         from training.headline.evaluate import evaluate_lead
 
         print(json.dumps(evaluate_lead(args.data, args.lang)))
+    elif args.command == "baseline":
+        from training.headline.evaluate import evaluate_phrase_baselines
+
+        print(json.dumps(evaluate_phrase_baselines(args.data, args.lang)))
     else:
         from training.headline.export import export
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from training.headline.data import Pair, lead_gap_pairs
+
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def test_the_lead_sentence_becomes_the_target_and_leaves_the_article():
@@ -30,3 +34,22 @@ def test_single_sentence_or_tiny_articles_give_no_pair():
              Pair("Short lead. " + "Then a long rest of the article follows here.", ""),
              Pair("A lead sentence of enough words here. Too short.", "")]
     assert lead_gap_pairs(pairs, "en") == []
+
+
+def test_the_constrained_lead_is_the_first_sentence_with_the_phrase_in_any_paragraph():
+    from training.headline.data import first_sentence_with
+
+    article = "Markets fell on Monday. Oil rose.\n\nToyota said sales slowed. Toyota shares fell."
+    assert first_sentence_with(article, "Toyota", "en") == "Toyota said sales slowed."
+    assert first_sentence_with(article, "Honda", "en") is None
+    assert first_sentence_with("股市周一下跌。丰田销量放缓。", "丰田", "zh") == "丰田销量放缓。"
+
+
+def test_phrase_baselines_always_contain_the_phrase_and_the_bare_phrase_is_fully_precise():
+    from training.headline.evaluate import evaluate_phrase_baselines
+
+    result = evaluate_phrase_baselines(str(DATA / "headline_en_sample.jsonl"))
+    assert result["articles"] == 4
+    assert result["phrase"]["success_rate"] == result["lead_with_phrase"]["success_rate"] == 1.0
+    assert result["phrase"]["rouge1"]["p"] == 1.0  # test phrases come from the headlines
+    assert result["lead_with_phrase"]["rouge1"]["r"] > result["phrase"]["rouge1"]["r"]

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import torch
 
+from training.headline.metrics import contains_phrase
 from training.headline.seq2bf import NOT_YET, STRATEGIES, layout
 from training.headline.vocab import BOS, EOS, PAD, SEP, Source, Vocab
 
@@ -63,6 +64,16 @@ def split_lead(article: str, lang: str) -> tuple[str, str]:
     splitter = _ZH_SENTENCE if lang == "zh" else _EN_SENTENCE
     lead = next((s.strip() for s in splitter.split(first_paragraph) if s.strip()), "")
     return lead, text[text.find(lead) + len(lead):].strip() if lead else ""
+
+
+def first_sentence_with(article: str, phrase: str, lang: str) -> str | None:
+    """The article's first sentence (any paragraph) containing `phrase`, or None."""
+    splitter = _ZH_SENTENCE if lang == "zh" else _EN_SENTENCE
+    for paragraph in article.splitlines():
+        for sentence in splitter.split(paragraph):
+            if contains_phrase(sentence, phrase, lang):
+                return sentence.strip()
+    return None
 
 
 def lead_gap_pairs(pairs: list[Pair], lang: str, min_words: int = 4) -> list[Pair]:

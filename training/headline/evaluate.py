@@ -4,6 +4,7 @@
     python -m training evaluate constrained-headline --data FILE.jsonl \
         --strategy seq-b|seq-f|tok-b|tok-f [--model PATH] [--beam 3]
     python -m training baseline headline --data FILE.jsonl        (Lead-1)
+    python -m training baseline constrained-headline --data FILE.jsonl
 
 Without --model the newest shipped version of `headline_generator` (or
 `constrained_headline_generator`) for the file's language is used; the language is taken
@@ -17,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from training.headline.data import Pair, read_pairs, split_lead
+from training.headline.data import Pair, first_sentence_with, read_pairs, split_lead
 from training.headline.metrics import ald, rouge, success_rate
 from training.headline.predictor import HeadlinePredictor, Headlines
 from training.language import resolve_language
@@ -102,3 +103,32 @@ def evaluate_lead(data: str, lang: str | None = None) -> dict:
     references = [p.headline for p in pairs]
     return {**rouge(predictions, references, lang), "articles": len(pairs),
             "ald": ald(predictions, references, lang), "model": "lead-1", "lang": lang}
+
+
+def evaluate_phrase_baselines(data: str, lang: str | None = None) -> dict:
+    """Two extractive baselines that, like Seq2BF, always contain the phrase.
+
+    `phrase`: the phrase alone. The test phrases are taken from the reference headlines, so
+    this is the ROUGE a constrained model gets for free; a model has to beat it to show it
+    adds anything. `lead_with_phrase`: the article's first sentence containing the phrase
+    (the constrained Lead-1), or, when no sentence contains it, the phrase followed by
+    Lead-1.
+    """
+    pairs = read_pairs(data)
+    if any(not p.phrase for p in pairs):
+        raise SystemExit(f"{sum(not p.phrase for p in pairs)} lines of {data} have no 'phrase'")
+    lang = data_language(pairs, lang)
+    references = [p.headline for p in pairs]
+    found = [first_sentence_with(p.article, p.phrase, lang) for p in pairs]
+    joiner = "" if lang == "zh" else " "
+    leads = [f or p.phrase + joiner + split_lead(p.article, lang)[0]
+             for f, p in zip(found, pairs, strict=True)]
+
+    def scores(predictions: list[str]) -> dict:
+        return {**rouge(predictions, references, lang),
+                "success_rate": success_rate(predictions, [p.phrase for p in pairs], lang),
+                "ald": ald(predictions, references, lang)}
+
+    return {"phrase": scores([p.phrase for p in pairs]), "lead_with_phrase": scores(leads),
+            "phrase_in_article": round(sum(f is not None for f in found) / len(pairs), 4),
+            "articles": len(pairs), "lang": lang}
