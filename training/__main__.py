@@ -13,7 +13,7 @@
     python -m training train headline --config training/configs/headline_en.toml
         [--variant xl-cc|pointer-generator|transformer] [--smooth-alpha A]
     python -m training train constrained-headline --config training/configs/headline_en.toml
-        [--strategy tok-b|tok-f|seq-b|seq-f|mixed|he]
+        [--strategy tok-b|tok-f|seq-b|seq-f|mixed|he] [--copy]
     python -m training evaluate headline --data FILE.jsonl [--model PATH] [--beam 4]
     python -m training evaluate constrained-headline --data FILE.jsonl --strategy tok-b [--beam 3]
     python -m training baseline headline --data FILE.jsonl
@@ -50,6 +50,9 @@ def main(argv: list[str] | None = None) -> None:
     p_train.add_argument("--pretrain-epochs", type=int, default=0,
                          help="headline: first N epochs of lead-sentence pre-training on the "
                          "training articles (run name gets _gsg)")
+    p_train.add_argument("--copy", action="store_true",
+                         help="constrained-headline (Seq2BF): copy from the article, our "
+                         "extension (run name gets _copy)")
     p_train.add_argument("--quick", action="store_true", help="about one minute, for smoke tests")
     p_train.add_argument("--resume", action="store_true", help="continue from runs/<name>/last.pt")
     p_train.add_argument("--out", default=str(REPO_ROOT / "runs"), help="runs directory")
@@ -142,7 +145,7 @@ def headline_command(args: argparse.Namespace) -> None:
         he_base = args.variant if args.task != "headline" and args.variant else "transformer"
         train(args.config, args.task, choice, args.smooth_alpha, quick=args.quick,
               resume=args.resume, out_dir=args.out, epochs=args.epochs,
-              pretrain_epochs=args.pretrain_epochs, he_base=he_base)
+              pretrain_epochs=args.pretrain_epochs, he_base=he_base, copy=args.copy)
     elif args.command == "evaluate" and args.task == "headline":
         from training.headline.evaluate import evaluate_headline
 

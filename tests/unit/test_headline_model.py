@@ -21,7 +21,7 @@ from training.headline.seq2bf import (
     layout,
     next_side,
 )
-from training.headline.vocab import BOS, EOS, PAD, CharVocab
+from training.headline.vocab import BOS, EOS, PAD, UNK, CharVocab
 
 SMALL = dict(d_model=32, n_heads=2, enc_layers=2, dec_layers=2, d_ff=64, segment_len=8,
              mem_len=8, max_source=64)
@@ -225,26 +225,44 @@ def test_beam_search_scores_equal_teacher_forced_log_probabilities(variant):
             assert h.logprob == pytest.approx(-nll.item() * len(tokens), abs=1e-3)
 
 
+@pytest.mark.parametrize("copy", [False, True])
 @pytest.mark.parametrize("strategy", STRATEGIES)
-def test_seq2bf_decoding_reproduces_training_probabilities_and_keeps_the_phrase(strategy):
-    cfg = Seq2BFConfig(vocab_size=60, strategy=strategy, max_target=12, **SMALL)
+def test_seq2bf_decoding_reproduces_training_probabilities_and_keeps_the_phrase(strategy, copy):
+    """With copying, the articles hold an unknown token (extended id 60) the search may copy."""
+    cfg = Seq2BFConfig(vocab_size=60, strategy=strategy, max_target=12, copy=copy, **SMALL)
     model = Seq2BF(cfg).eval()
     with torch.no_grad():  # make the end markers likely so hypotheses finish
         model.out_bias[BACKWARD, BOS] = model.out_bias[FORWARD, EOS] = 3.0
     src = torch.randint(5, 60, (3, 20))
+    src[:, 4] = UNK
+    src_ext = src.masked_fill(src == UNK, 60)
     phrases = [[7, 8, 9], [11], [12, 13]]
-    hyps = generate_constrained(model, src, phrases, beam=3, n_best=2, strategy=strategy)
+    hyps = generate_constrained(model, src, phrases, beam=3, n_best=2, strategy=strategy,
+                                src_ext=src_ext, n_ext=1)
     for b, phrase in enumerate(phrases):
         for h in hyps[b]:
-            assert h.finished
+            assert h.finished and (copy or max(h.tokens) < 60)
             left, right = assemble(strategy, h.tokens)
             assert len(left) + len(phrase) + len(right) >= MIN_TOKENS["en"]  # never the bare phrase
             laid = layout(left, phrase, right, strategy)
             rows = [torch.tensor([v]) for v in (laid.tokens, laid.positions, laid.steps,
                                                 laid.back_targets, laid.fwd_targets)]
-            nll = model(src[b : b + 1], *rows)["nll"]
+            nll = model(src[b : b + 1], *rows, src_ext[b : b + 1], 1)["nll"]
             predicted = sum(t != PAD for t in laid.back_targets + laid.fwd_targets)
             assert h.logprob == pytest.approx(-nll.item() * predicted, abs=1e-3)
+
+
+def test_copying_seq2bf_gives_the_articles_unknown_token_the_copy_probability():
+    model = Seq2BF(Seq2BFConfig(vocab_size=60, copy=True, **SMALL)).eval()
+    src_ext = torch.tensor([[61, 20, 60, 21]])  # two unknown tokens, at positions 0 and 2
+    h = torch.randn(1, SMALL["d_model"])
+    a = torch.tensor([[0.0, 0.25, 0.75, 0.0]])  # attention on "20" and the second unknown
+    context = a @ torch.randn(4, SMALL["d_model"])
+    p = model.copy_probs(h, torch.tensor([FORWARD]), a, context, src_ext, n_ext=2)
+    p_gen = model.pointer.p_gen(context, h, torch.tensor([FORWARD])).item()
+    assert p.shape == (1, 62) and p.sum().item() == pytest.approx(1.0, abs=1e-5)
+    assert p[0, 60].item() == pytest.approx(0.75 * (1 - p_gen), abs=1e-6)
+    assert p[0, 61].item() == 0.0  # not attended
 
 
 def test_seq2bf_training_batch_pads_rows_without_leaking_them():

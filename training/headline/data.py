@@ -114,7 +114,10 @@ def encode(pair: Pair, vocab: Vocab, max_source: int, max_target: int) -> Exampl
     left = right = phrase = prefixed = dropped = []
     if pair.phrase and pair.phrase in pair.headline:
         before, after = split_headline(pair.headline, pair.phrase)
-        left, phrase, right = vocab.encode(before), vocab.encode(pair.phrase), vocab.encode(after)
+        # the sides are Seq2BF's targets: extended ids, so a copying model can copy them
+        left = vocab.encode_target(before, source.oovs)
+        right = vocab.encode_target(after, source.oovs)
+        phrase = vocab.encode(pair.phrase)
         prefixed = prefix_phrase(phrase, source.ids)[:max_source]
         without = pair.article.replace(pair.phrase, " ")
         dropped = prefix_phrase(phrase, vocab.encode(without))[:max_source]
@@ -161,12 +164,14 @@ class Seq2BFBatch:
     tokens: torch.Tensor  # (B, N) headline rows in reading order
     positions: torch.Tensor  # (B, N) relative to the phrase
     steps: torch.Tensor  # (B, N) generation step per row
-    back_targets: torch.Tensor
+    back_targets: torch.Tensor  # extended ids
     fwd_targets: torch.Tensor
+    src_ext: torch.Tensor  # (B, S) extended ids, for copying
+    n_ext: int
 
     def inputs(self) -> tuple:
         return (self.src, self.tokens, self.positions, self.steps, self.back_targets,
-                self.fwd_targets)
+                self.fwd_targets, self.src_ext, self.n_ext)
 
 
 def seq2bf_batch(examples: list[Example], strategy: str,
@@ -178,7 +183,9 @@ def seq2bf_batch(examples: list[Example], strategy: str,
         laid.append(layout(e.left, e.phrase, e.right, order))
     return Seq2BFBatch(pad([e.source.ids for e in examples]), pad([x.tokens for x in laid]),
                        pad([x.positions for x in laid], 0), pad([x.steps for x in laid], NOT_YET),
-                       pad([x.back_targets for x in laid]), pad([x.fwd_targets for x in laid]))
+                       pad([x.back_targets for x in laid]), pad([x.fwd_targets for x in laid]),
+                       pad([e.source.ext_ids for e in examples]),
+                       max(len(e.source.oovs) for e in examples))
 
 
 def batches(examples: list[Example], max_tokens: int,

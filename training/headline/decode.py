@@ -105,9 +105,15 @@ class Seq2BFSearch:
     """Rows grow a headline on the side the strategy names; see seq2bf.py."""
 
     def __init__(self, model: Seq2BF, src: torch.Tensor, phrases: list[list[int]], beam: int,
-                 strategy: str, min_tokens: int):
-        self.model, self.beam, self.strategy = model, beam, strategy
+                 strategy: str, min_tokens: int, src_ext: torch.Tensor | None = None,
+                 n_ext: int = 0):
+        self.model, self.beam, self.strategy, self.n_ext = model, beam, strategy, n_ext
         memory, valid = model.encode(src)
+        if model.pointer is not None:
+            self.memory = expand(memory, beam)
+            self.keys = expand(model.pointer.key(memory), beam)
+            ext = src if src_ext is None else src_ext
+            self.src_ext = expand(ext[:, : valid.shape[1]], beam)
         cross_kv = model.cross_keys_values(memory)
         n, width = len(phrases), max(len(p) for p in phrases)
         tokens = torch.full((n, width), PAD)
@@ -171,10 +177,16 @@ class Seq2BFSearch:
         rows = torch.arange(self.side.shape[0])
         h = self.frontier[rows, self.side]
         is_back = self.side == BACKWARD
-        logp = torch.empty(len(rows), self.model.cfg.vocab_size)
-        for side, on_side in ((BACKWARD, is_back), (FORWARD, ~is_back)):  # each row's own head
-            if on_side.any():
-                logp[on_side] = self.model.logits(h[on_side], side).log_softmax(-1)
+        if self.model.pointer is not None:
+            a, context = self.model.pointer.attend(h[:, None], self.keys, self.memory, self.valid)
+            p = self.model.copy_probs(h, self.side, a[:, 0], context[:, 0], self.src_ext,
+                                      self.n_ext)
+            logp = (p + 1e-12).log()
+        else:
+            logp = torch.empty(len(rows), self.model.cfg.vocab_size)
+            for side, on_side in ((BACKWARD, is_back), (FORWARD, ~is_back)):  # own head each
+                if on_side.any():
+                    logp[on_side] = self.model.logits(h[on_side], side).log_softmax(-1)
         logp[:, [PAD, UNK, SEP]] = float("-inf")
         logp[:, EOS] = logp[:, EOS].masked_fill(is_back, float("-inf"))
         logp[:, BOS] = logp[:, BOS].masked_fill(~is_back, float("-inf"))
@@ -197,6 +209,9 @@ class Seq2BFSearch:
             same = _per_input(kept_inputs, self.beam)
             self.cross_kv = [(k[same], v[same]) for k, v in self.cross_kv]
             self.valid = self.valid[same]
+            if self.model.pointer is not None:
+                self.memory, self.keys = self.memory[same], self.keys[same]
+                self.src_ext = self.src_ext[same]
 
 
 def generate(model: HeadlineGenerator, src: torch.Tensor, src_ext: torch.Tensor, n_ext: int,
@@ -209,13 +224,16 @@ def generate(model: HeadlineGenerator, src: torch.Tensor, src_ext: torch.Tensor,
 
 def generate_constrained(model: Seq2BF, src: torch.Tensor, phrases: list[list[int]],
                          beam: int = 3, n_best: int = 1, strategy: str = "tok-b",
-                         alpha: float = 1.0,
-                         min_tokens: int = MIN_TOKENS["en"]) -> list[list[Hypothesis]]:
-    """Seq2BF beam search in the given generation order (the paper's beam is 3)."""
+                         alpha: float = 1.0, min_tokens: int = MIN_TOKENS["en"],
+                         src_ext: torch.Tensor | None = None,
+                         n_ext: int = 0) -> list[list[Hypothesis]]:
+    """Seq2BF beam search in the given generation order (the paper's beam is 3). src_ext
+    and n_ext: the articles' extended ids, for a copying model (tokens may then be
+    extended ids)."""
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy {strategy!r} not in {STRATEGIES}")
     model.eval()
-    search = Seq2BFSearch(model, src, phrases, beam, strategy, min_tokens)
+    search = Seq2BFSearch(model, src, phrases, beam, strategy, min_tokens, src_ext, n_ext)
     return beam_search(search, src.shape[0], beam, n_best, model.cfg.max_target, alpha)
 
 

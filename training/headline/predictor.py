@@ -149,12 +149,15 @@ class HeadlinePredictor:
             order = strategy or self.default_strategy
             if order not in STRATEGIES:
                 raise ValueError(f"strategy {order!r} not in {STRATEGIES}")
-            hyps = generate_constrained(self.model, _pad([sources[i].ids for i in group]),
+            chunk = [sources[i] for i in group]
+            hyps = generate_constrained(self.model, _pad([s.ids for s in chunk]),
                                         [phrase_ids[i] for i in group], beam, n_best, order,
-                                        self.alpha, self.min_tokens)
-            for i, h in zip(group, hyps, strict=True):
-                out[i] = Headlines([(self._around(phrases[i], x.tokens, order), round(x.score, 4))
-                                    for x in h], truncated[i])
+                                        self.alpha, self.min_tokens,
+                                        _pad([s.ext_ids for s in chunk]),
+                                        max(len(s.oovs) for s in chunk))
+            for i, s, h in zip(group, chunk, hyps, strict=True):
+                out[i] = Headlines([(self._around(phrases[i], x.tokens, order, s.oovs),
+                                     round(x.score, 4)) for x in h], truncated[i])
         return out
 
     @property
@@ -162,10 +165,10 @@ class HeadlinePredictor:
         trained = getattr(self.cfg, "strategy", "tok-b")
         return trained if trained in STRATEGIES else "tok-b"
 
-    def _around(self, phrase: str, generated: list[int], strategy: str) -> str:
+    def _around(self, phrase: str, generated: list[int], strategy: str, oovs: list[str]) -> str:
         """The phrase as given, with the generated text before and after it, so the phrase
         appears verbatim even if some of its characters are unknown to the vocabulary."""
         left, right = assemble(strategy, generated)
-        before, after = self.vocab.decode(left), self.vocab.decode(right)
+        before, after = self.vocab.decode(left, oovs), self.vocab.decode(right, oovs)
         glue = "" if self.lang == "zh" else " "
         return glue.join(part for part in (before, phrase.strip(), after) if part)

@@ -23,6 +23,14 @@ next to the right through the forward head (two generation components, as in Fig
 Because a row never sees later tokens, its keys and values never change once computed:
 inference caches them like any left-to-right decoder, and training computes every row at
 once under the step mask. Shapes: B batch, N headline rows, S source length, D width.
+
+Copying (`copy = true`, our extension; the paper's Seq2BF has none): each head may also
+copy an article token, as the full generator does (Eq. 13 of the XL-CC paper): a row's
+distribution is p_gen * P_vocab + (1 - p_gen) * attention over the article, with unknown
+article tokens under extended ids. Without it, 22k training pairs teach Seq2BF a language
+model of headlines around the phrase, not the article's content (see the README). The copy
+attention is dot-product and has no coverage: rows of a headline are computed in parallel
+in training, and coverage needs them in generation order.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from training.headline.encoder import ENCODERS, ArticleEncoder
+from training.headline.model import CopyCoverage
 from training.headline.vocab import BOS, EOS, PAD, UNK
 from training.layers import DecoderLayer, decode_cached, sinusoid
 
@@ -60,6 +69,7 @@ class Seq2BFConfig:
     segment_len: int = 128
     mem_len: int = 128
     max_target: int = 48  # generated tokens (both sides, end markers included)
+    copy: bool = False  # copy from the article (our extension, see above)
 
     def __post_init__(self):
         if self.strategy not in TRAINING_STRATEGIES:
@@ -120,6 +130,29 @@ def layout(left: list[int], phrase: list[int], right: list[int], strategy: str) 
     return Layout(tokens, positions, steps, back, fwd)
 
 
+class Pointer(nn.Module):
+    """Copy attention over the article and p_gen per side (backward, forward)."""
+
+    def __init__(self, d: int):
+        super().__init__()
+        self.query = nn.Linear(d, d, bias=False)
+        self.key = nn.Linear(d, d, bias=False)
+        self.gen = nn.Linear(2 * d, 2)
+
+    def attend(self, h: torch.Tensor, keys: torch.Tensor, memory: torch.Tensor,
+               valid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Rows h (B, R, D) over keys = key(memory) (B, S, D) -> attention (B, R, S) and
+        context (B, R, D)."""
+        scores = self.query(h) @ keys.transpose(1, 2) * h.shape[-1] ** -0.5
+        a = scores.masked_fill(~valid[:, None, :], float("-inf")).softmax(-1)
+        return a, a @ memory
+
+    def p_gen(self, context: torch.Tensor, h: torch.Tensor, side: torch.Tensor) -> torch.Tensor:
+        """(R, D), (R, D), sides (R,) -> probability of generating rather than copying (R, 1)."""
+        logits = self.gen(torch.cat([context, h], -1))
+        return torch.sigmoid(logits.gather(1, side[:, None]))
+
+
 class Seq2BF(nn.Module):
     def __init__(self, cfg: Seq2BFConfig):
         super().__init__()
@@ -136,6 +169,7 @@ class Seq2BF(nn.Module):
         # token embedding (as in the full generator) plus the side's bias over the vocabulary.
         self.heads = nn.ModuleList([nn.Linear(d, d), nn.Linear(d, d)])
         self.out_bias = nn.Parameter(torch.zeros(2, cfg.vocab_size))
+        self.pointer = Pointer(d) if cfg.copy else None
         for name, p in self.named_parameters():
             if name.endswith("bias"):
                 nn.init.zeros_(p)
@@ -163,19 +197,51 @@ class Seq2BF(nn.Module):
     def logits(self, h: torch.Tensor, side: int) -> torch.Tensor:
         return self.heads[side](h) @ self.tok.weight.T + self.out_bias[side]
 
+    def copy_probs(self, h: torch.Tensor, side: torch.Tensor, a: torch.Tensor,
+                   context: torch.Tensor, src_ext: torch.Tensor, n_ext: int) -> torch.Tensor:
+        """Rows' states (R, D), sides (R,), copy attention (R, S), context (R, D) and the
+        articles' extended ids (R, S) -> P(w) over the vocabulary + n_ext ids (R, V + n_ext)."""
+        p_vocab = torch.empty(h.shape[0], self.cfg.vocab_size)
+        for s in (BACKWARD, FORWARD):
+            on_side = side == s
+            if on_side.any():
+                p_vocab[on_side] = self.logits(h[on_side], s).softmax(-1)
+        p_gen = self.pointer.p_gen(context, h, side)
+        return CopyCoverage.mix(p_vocab, a, p_gen, src_ext, n_ext)
+
     def forward(self, src: torch.Tensor, tokens: torch.Tensor, positions: torch.Tensor,
-                steps: torch.Tensor, back_targets: torch.Tensor,
-                fwd_targets: torch.Tensor) -> dict[str, torch.Tensor]:
+                steps: torch.Tensor, back_targets: torch.Tensor, fwd_targets: torch.Tensor,
+                src_ext: torch.Tensor | None = None, n_ext: int = 0) -> dict[str, torch.Tensor]:
         """Teacher-forced loss over both heads; all row tensors (B, N), padded with PAD
-        tokens, NOT_YET steps and PAD targets."""
+        tokens, NOT_YET steps and PAD targets; targets may be extended ids (read as UNK
+        without copying). src_ext: the article's extended ids (B, S), needed for copying."""
         memory, valid = self.encode(src)
         mask = steps[:, None, :] <= steps[:, :, None]  # row i sees j iff step j <= step i
         h, _ = self.rows(tokens, positions, mask, None, self.cross_keys_values(memory), valid)
         back, fwd = back_targets != PAD, fwd_targets != PAD
+        if self.pointer is not None:
+            return self._copy_loss(h, memory, valid, back_targets, fwd_targets,
+                                   src_ext if src_ext is not None else src, n_ext)
         logits = torch.cat([self.logits(h[back], BACKWARD), self.logits(h[fwd], FORWARD)])
         targets = torch.cat([back_targets[back], fwd_targets[fwd]])
         nll = F.cross_entropy(logits, targets.masked_fill(targets >= self.cfg.vocab_size, UNK))
         return {"loss": nll, "nll": nll}
+
+    def _copy_loss(self, h: torch.Tensor, memory: torch.Tensor, valid: torch.Tensor,
+                   back_targets: torch.Tensor, fwd_targets: torch.Tensor,
+                   src_ext: torch.Tensor, n_ext: int) -> dict[str, torch.Tensor]:
+        a, context = self.pointer.attend(h, self.pointer.key(memory), memory, valid)
+        src_ext = src_ext[:, : valid.shape[1]]
+        nll = []
+        for side, targets in ((BACKWARD, back_targets), (FORWARD, fwd_targets)):
+            real = targets != PAD  # (B, N)
+            batch_of_row = real.nonzero()[:, 0]
+            sides = torch.full((int(real.sum()),), side)
+            p = self.copy_probs(h[real], sides, a[real], context[real], src_ext[batch_of_row],
+                                n_ext)
+            nll.append(-(p.gather(1, targets[real][:, None]).squeeze(1) + 1e-9).log())
+        nll_t = torch.cat(nll).mean()
+        return {"loss": nll_t, "nll": nll_t}
 
 
 def end_marker(side: int) -> int:

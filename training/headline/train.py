@@ -45,18 +45,18 @@ from training.headline.seq2bf import Seq2BF, Seq2BFConfig
 from training.headline.vocab import Vocab, build_vocab
 from training.paths import data_dir
 
-SEQ2BF_ONLY = ("strategy",)  # config keys one model family has and the other has not
+SEQ2BF_ONLY = ("strategy", "copy")  # config keys one model family has and the other has not
 GENERATOR_ONLY = ("variant", "coverage_weight", "smooth_alpha")
 
 
 def run_name(lang: str, task: str, choice: str, smooth_alpha: float, pretrain: int = 0,
-             he_base: str = "transformer") -> str:
+             he_base: str = "transformer", copy: bool = False) -> str:
     if task == "headline":
         return (f"headline_{lang}_{choice}" + ("_smooth" if smooth_alpha > 0 else "")
                 + ("_gsg" if pretrain else ""))
     if choice == "he" and he_base != "transformer":
         return f"constrained_{lang}_he-{he_base}"
-    return f"constrained_{lang}_{choice}"
+    return f"constrained_{lang}_{choice}" + ("_copy" if copy else "")
 
 
 def build(task: str, choice: str, mc: dict, vocab_size: int,
@@ -180,16 +180,20 @@ def pretrain(model: HeadlineGenerator, pairs: list[Pair], lang: str, vocab: Voca
 def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: float | None = None,
           quick: bool = False, resume: bool = False, out_dir: str | None = None,
           epochs: int | None = None, pretrain_epochs: int = 0,
-          he_base: str = "transformer") -> Path:
+          he_base: str = "transformer", copy: bool = False) -> Path:
     with open(config_path, "rb") as f:
         cfg = tomllib.load(f)
     lang, mc, tc = cfg["lang"], dict(cfg["model"]), cfg["train"]
     choice = choice or ("xl-cc" if task == "headline" else "tok-b")
     if smooth_alpha is not None:
         mc["smooth_alpha"] = smooth_alpha
+    if copy and (task == "headline" or choice == "he"):
+        raise SystemExit("--copy is for Seq2BF (`train constrained-headline --strategy ...`)")
+    mc["copy"] = copy
     if pretrain_epochs and task != "headline":
         raise SystemExit("--pretrain-epochs is for `train headline` (full generators) only")
-    name = (run_name(lang, task, choice, mc.get("smooth_alpha", 0.0), pretrain_epochs, he_base)
+    name = (run_name(lang, task, choice, mc.get("smooth_alpha", 0.0), pretrain_epochs, he_base,
+                     copy)
             + ("_quick" if quick else ""))
     out = Path(out_dir or "runs") / name
     out.mkdir(parents=True, exist_ok=True)
