@@ -3,8 +3,10 @@
 import pytest
 
 from training.hashtag.blocklist import Blocklist
+from training.hashtag.evaluate import REPOSITORY_MODEL
 
-SHIPPED = "model_repository/hashtag_generator/1/blocklist.txt"
+# the newest version's list, the one Triton serves
+SHIPPED = max(REPOSITORY_MODEL.glob("[0-9]*/blocklist.txt"), key=lambda p: int(p.parent.name))
 
 
 @pytest.fixture(scope="module")
