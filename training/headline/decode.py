@@ -183,10 +183,7 @@ class Seq2BFSearch:
                                       self.n_ext)
             logp = (p + 1e-12).log()
         else:
-            logp = torch.empty(len(rows), self.model.cfg.vocab_size)
-            for side, on_side in ((BACKWARD, is_back), (FORWARD, ~is_back)):  # own head each
-                if on_side.any():
-                    logp[on_side] = self.model.logits(h[on_side], side).log_softmax(-1)
+            logp = self.model.side_logits(h, self.side).log_softmax(-1)
         logp[:, [PAD, UNK, SEP]] = float("-inf")
         logp[:, EOS] = logp[:, EOS].masked_fill(is_back, float("-inf"))
         logp[:, BOS] = logp[:, BOS].masked_fill(~is_back, float("-inf"))

@@ -197,17 +197,21 @@ class Seq2BF(nn.Module):
     def logits(self, h: torch.Tensor, side: int) -> torch.Tensor:
         return self.heads[side](h) @ self.tok.weight.T + self.out_bias[side]
 
+    def side_logits(self, h: torch.Tensor, side: torch.Tensor) -> torch.Tensor:
+        """Rows' states (R, D), each through the head of its side (R,) -> logits (R, V)."""
+        out = torch.empty(h.shape[0], self.cfg.vocab_size)
+        for s in (BACKWARD, FORWARD):
+            on_side = side == s
+            if on_side.any():
+                out[on_side] = self.logits(h[on_side], s)
+        return out
+
     def copy_probs(self, h: torch.Tensor, side: torch.Tensor, a: torch.Tensor,
                    context: torch.Tensor, src_ext: torch.Tensor, n_ext: int) -> torch.Tensor:
         """Rows' states (R, D), sides (R,), copy attention (R, S), context (R, D) and the
         articles' extended ids (R, S) -> P(w) over the vocabulary + n_ext ids (R, V + n_ext)."""
-        p_vocab = torch.empty(h.shape[0], self.cfg.vocab_size)
-        for s in (BACKWARD, FORWARD):
-            on_side = side == s
-            if on_side.any():
-                p_vocab[on_side] = self.logits(h[on_side], s).softmax(-1)
         p_gen = self.pointer.p_gen(context, h, side)
-        return CopyCoverage.mix(p_vocab, a, p_gen, src_ext, n_ext)
+        return CopyCoverage.mix(self.side_logits(h, side).softmax(-1), a, p_gen, src_ext, n_ext)
 
     def forward(self, src: torch.Tensor, tokens: torch.Tensor, positions: torch.Tensor,
                 steps: torch.Tensor, back_targets: torch.Tensor, fwd_targets: torch.Tensor,
