@@ -46,6 +46,14 @@ def data_language(pairs: list[Pair], lang: str | None) -> str:
     return guessed
 
 
+def _pairs_with_phrases(data: str) -> list[Pair]:
+    pairs = read_pairs(data)
+    missing = sum(not p.phrase for p in pairs)
+    if missing:
+        raise SystemExit(f"{missing} lines of {data} have no 'phrase'")
+    return pairs
+
+
 def _load(model: str | None, lang: str, repository: Path) -> HeadlinePredictor:
     predictor = HeadlinePredictor.load(model or shipped_checkpoint(lang, repository), threads=2)
     if predictor.lang != lang:
@@ -78,10 +86,7 @@ def evaluate_headline(data: str, model: str | None = None, beam: int = 4,
 
 def evaluate_constrained(data: str, strategy: str, model: str | None = None, beam: int = 3,
                          lang: str | None = None) -> dict:
-    pairs = read_pairs(data)
-    missing = sum(not p.phrase for p in pairs)
-    if missing:
-        raise SystemExit(f"{missing} lines of {data} have no 'phrase'")
+    pairs = _pairs_with_phrases(data)
     lang = data_language(pairs, lang)
     predictor = _load(model, lang, CONSTRAINED_MODEL)
     t0 = time.time()
@@ -114,9 +119,7 @@ def evaluate_phrase_baselines(data: str, lang: str | None = None) -> dict:
     (the constrained Lead-1), or, when no sentence contains it, the phrase followed by
     Lead-1.
     """
-    pairs = read_pairs(data)
-    if any(not p.phrase for p in pairs):
-        raise SystemExit(f"{sum(not p.phrase for p in pairs)} lines of {data} have no 'phrase'")
+    pairs = _pairs_with_phrases(data)
     lang = data_language(pairs, lang)
     references = [p.headline for p in pairs]
     found = [first_sentence_with(p.article, p.phrase, lang) for p in pairs]
