@@ -6,7 +6,14 @@ from __future__ import annotations
 import pytest
 import torch
 
-from training.headline.decode import MIN_TOKENS, assemble, generate, generate_constrained
+from training.headline.decode import (
+    MIN_ADDED,
+    MIN_TOKENS,
+    assemble,
+    generate,
+    generate_constrained,
+    once_only,
+)
 from training.headline.encoder import ArticleEncoder
 from training.headline.model import CopyCoverage, HeadlineConfig, HeadlineGenerator, smooth_scale
 from training.headline.predictor import HeadlinePredictor
@@ -21,7 +28,7 @@ from training.headline.seq2bf import (
     layout,
     next_side,
 )
-from training.headline.vocab import BOS, EOS, PAD, UNK, CharVocab
+from training.headline.vocab import BOS, EOS, PAD, UNK, CharVocab, SubwordVocab
 
 SMALL = dict(d_model=32, n_heads=2, enc_layers=2, dec_layers=2, d_ff=64, segment_len=8,
              mem_len=8, max_source=64)
@@ -250,6 +257,63 @@ def test_seq2bf_decoding_reproduces_training_probabilities_and_keeps_the_phrase(
             nll = model(src[b : b + 1], *rows, src_ext[b : b + 1], 1)["nll"]
             predicted = sum(t != PAD for t in laid.back_targets + laid.fwd_targets)
             assert h.logprob == pytest.approx(-nll.item() * predicted, abs=1e-3)
+
+
+def test_a_long_phrase_still_gets_words_around_it():
+    """A phrase of MIN_TOKENS pieces met the length floor by itself and came back bare."""
+    model = Seq2BF(Seq2BFConfig(vocab_size=60, max_target=12, **SMALL)).eval()
+    with torch.no_grad():  # make ending right away the most likely move
+        model.out_bias[BACKWARD, BOS] = model.out_bias[FORWARD, EOS] = 6.0
+    phrase = [7, 8, 9, 10, 11]
+    for strategy in STRATEGIES:
+        hyps = generate_constrained(model, torch.randint(5, 60, (1, 20)), [phrase], beam=3,
+                                    n_best=3, strategy=strategy)
+        for h in hyps[0]:
+            left, right = assemble(strategy, h.tokens)
+            assert len(left) + len(right) >= MIN_ADDED
+
+
+def _favourite(logits: torch.Tensor, token: int) -> torch.Tensor:
+    return logits + 20.0 * (torch.arange(logits.shape[-1]) == token)
+
+
+@pytest.mark.parametrize("copy", [False, True])
+def test_seq2bf_never_repeats_a_once_only_token_even_when_it_is_the_favourite(copy):
+    model = Seq2BF(Seq2BFConfig(vocab_size=60, max_target=12, copy=copy, **SMALL)).eval()
+    with torch.no_grad():
+        model.out_bias[:, 20] = 20.0  # 20 is by far the likeliest token on both sides
+    once = torch.zeros(60, dtype=torch.bool)
+    once[[20, 7]] = True
+    src = torch.randint(5, 60, (1, 20))
+    for strategy in STRATEGIES:
+        free = generate_constrained(model, src, [[7]], beam=3, strategy=strategy, src_ext=src)
+        assert free[0][0].tokens.count(20) > 1  # without the rule it repeats
+        hyps = generate_constrained(model, src, [[7]], beam=3, n_best=3, strategy=strategy,
+                                    src_ext=src, once=once)
+        for h in hyps[0]:
+            assert h.tokens.count(20) == 1 and 7 not in h.tokens  # 7 is in the phrase
+
+
+def test_generator_never_repeats_a_once_only_token_even_when_it_is_the_favourite():
+    model = HeadlineGenerator(HeadlineConfig(vocab_size=60, variant="xl-cc", max_target=10,
+                                             **SMALL)).eval()
+    logits = model.logits
+    model.logits = lambda h: _favourite(logits(h), 20)
+    once = torch.zeros(60, dtype=torch.bool)
+    once[20] = True
+    src = torch.randint(5, 60, (1, 20))
+    assert generate(model, src, src, 0)[0][0].tokens.count(20) > 1
+    for h in generate(model, src, src, 0, beam=3, n_best=3, once=once)[0]:
+        assert h.tokens.count(20) == 1
+
+
+def test_english_words_are_once_only_but_word_pieces_punctuation_and_chinese_characters_not():
+    vocab = SubwordVocab.build(["The SEC said the SEC rules, U.S. says."] * 50, size=40)
+    words = once_only(vocab)
+    surfaces = [vocab.surface(i) for i in range(len(vocab))]
+    sec, fragment, comma = (surfaces.index(s) for s in (" SEC", "les", ","))
+    assert words[sec] and not words[fragment] and not words[comma]
+    assert not once_only(CharVocab([chr(0x4E00 + i) for i in range(50)])).any()
 
 
 def test_copying_seq2bf_gives_the_articles_unknown_token_the_copy_probability():
