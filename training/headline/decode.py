@@ -47,16 +47,27 @@ def once_only(vocab: Vocab) -> torch.Tensor:
                          for s in map(vocab.surface, range(len(vocab)))])
 
 
-def _seen_at_start(tokens: torch.Tensor, width: int) -> torch.Tensor:
-    """(rows, width) bool, True where a row's tokens (rows, L) put an id."""
-    seen = torch.zeros(tokens.shape[0], width, dtype=torch.bool)
-    seen[torch.arange(tokens.shape[0])[:, None], tokens] = True
-    return seen
+class NoRepeats:
+    """Which once-only tokens each row's headline holds, to forbid them a second time."""
 
+    def __init__(self, once: torch.Tensor | None, vocab_size: int, n_ext: int,
+                 start: torch.Tensor):
+        """once: (V,) bool or None (no rule); n_ext: extended ids the search may emit
+        (copied unknown words, always once-only); start: (rows, L) tokens already there."""
+        no_rule = torch.zeros(vocab_size, dtype=torch.bool)
+        self.once = torch.cat([no_rule if once is None else once,
+                               torch.full((n_ext,), once is not None)])
+        self.seen = torch.zeros(start.shape[0], len(self.once), dtype=torch.bool)
+        self.seen[torch.arange(start.shape[0])[:, None], start] = True
 
-def _with_copies(once: torch.Tensor, width: int) -> torch.Tensor:
-    """The once-only mask widened to extended ids: a copied unknown word is a word."""
-    return torch.cat([once, torch.ones(width - len(once), dtype=torch.bool)])
+    def add(self, tokens: torch.Tensor) -> None:
+        self.seen[torch.arange(len(tokens)), tokens] = True
+
+    def block(self, logp: torch.Tensor) -> torch.Tensor:
+        return logp.masked_fill(self.seen & self.once, float("-inf"))
+
+    def select(self, rows: torch.Tensor) -> None:
+        self.seen = self.seen[rows]
 
 
 def length_penalty(kind: str, lang: str) -> float:
@@ -74,7 +85,36 @@ def _per_input(kept: torch.Tensor, beam: int) -> torch.Tensor:
     return (kept[:, None] * beam + torch.arange(beam)).view(-1)
 
 
-class GeneratorSearch:
+class _Search:
+    """What both searches keep: per hypothesis row, the decoder's cache, the repeat record
+    and the `per_row` attributes; per article (repeated for its beam rows), the encoder's
+    output and, when copying, the copy keys and extended ids."""
+
+    per_row: tuple[str, ...] = ()
+    per_article = ("valid", "memory", "keys", "src_ext")
+    beam: int
+    cache: list
+    cross_kv: list
+    repeats: NoRepeats
+
+    def select(self, rows: torch.Tensor, kept_inputs: torch.Tensor | None) -> None:
+        self.cache = [(k[rows], v[rows]) for k, v in self.cache]
+        self.repeats.select(rows)
+        self._take(self.per_row, rows)
+        if kept_inputs is not None:
+            same = _per_input(kept_inputs, self.beam)
+            self.cross_kv = [(k[same], v[same]) for k, v in self.cross_kv]
+            self._take(self.per_article, same)
+
+    def _take(self, names: tuple[str, ...], index: torch.Tensor) -> None:
+        for name in names:
+            if hasattr(self, name):  # the copy state exists only when copying
+                setattr(self, name, getattr(self, name)[index])
+
+
+class GeneratorSearch(_Search):
+    per_row = ("coverage",)
+
     def __init__(self, model: HeadlineGenerator, src: torch.Tensor, src_ext: torch.Tensor,
                  n_ext: int, beam: int, min_tokens: int, once: torch.Tensor | None = None):
         self.model, self.beam, self.n_ext, self.min_tokens = model, beam, n_ext, min_tokens
@@ -89,16 +129,14 @@ class GeneratorSearch:
             self.keys = expand(model.copy.w_h(memory), beam)
             self.src_ext = expand(src_ext[:, : valid.shape[1]], beam)
             self.coverage = torch.zeros(self.valid.shape)
-        self.once = None
-        if once is not None:
-            self.once = _with_copies(once, len(once) + (n_ext if model.copy else 0))
-            self.seen = torch.zeros(self.valid.shape[0], len(self.once), dtype=torch.bool)
+        self.repeats = NoRepeats(once, model.cfg.vocab_size, n_ext if model.copy else 0,
+                                 torch.empty(self.valid.shape[0], 0, dtype=torch.long))
 
     def step(self, prev: torch.Tensor | None) -> torch.Tensor:
         rows = self.valid.shape[0]
         tokens = torch.full((rows, 1), BOS) if prev is None else prev[:, None]
-        if prev is not None and self.once is not None:
-            self.seen[torch.arange(rows), prev] = True
+        if prev is not None:
+            self.repeats.add(prev)
         h, x, self.cache = self.model.decode_step(tokens, self.t, self.cache, self.cross_kv,
                                                   self.valid)
         h, x = h[:, -1], x[:, -1]
@@ -111,9 +149,8 @@ class GeneratorSearch:
             self.coverage = self.coverage + a
             p = self.model.copy.mix(logits.softmax(-1), a, p_gen, self.src_ext, self.n_ext)
             logp = (p + 1e-12).log()
+        logp = self.repeats.block(logp)
         logp[:, NEVER] = float("-inf")
-        if self.once is not None:
-            logp = logp.masked_fill(self.seen & self.once, float("-inf"))
         if self.t < max(self.min_tokens, 1):
             logp[:, EOS] = float("-inf")
         self.t += 1
@@ -122,23 +159,12 @@ class GeneratorSearch:
     def ends(self, src: torch.Tensor, tok: torch.Tensor) -> torch.Tensor:
         return tok == EOS
 
-    def select(self, rows: torch.Tensor, kept_inputs: torch.Tensor | None) -> None:
-        self.cache = [(k[rows], v[rows]) for k, v in self.cache]
-        if self.model.copy is not None:
-            self.coverage = self.coverage[rows]
-        if self.once is not None:
-            self.seen = self.seen[rows]
-        if kept_inputs is not None:
-            same = _per_input(kept_inputs, self.beam)
-            self.cross_kv = [(k[same], v[same]) for k, v in self.cross_kv]
-            self.valid = self.valid[same]
-            if self.model.copy is not None:
-                self.memory, self.keys = self.memory[same], self.keys[same]
-                self.src_ext = self.src_ext[same]
 
 
-class Seq2BFSearch:
+class Seq2BFSearch(_Search):
     """Rows grow a headline on the side the strategy names; see seq2bf.py."""
+
+    per_row = ("cache_valid", "frontier", "next_pos", "count", "done", "side", "short_by")
 
     def __init__(self, model: Seq2BF, src: torch.Tensor, phrases: list[list[int]], beam: int,
                  strategy: str, min_tokens: int, src_ext: torch.Tensor | None = None,
@@ -175,11 +201,8 @@ class Seq2BFSearch:
         self.side = torch.zeros(self.next_pos.shape[0], dtype=torch.long)
         # generated tokens still needed before the headline may end, per row
         self.short_by = expand((min_tokens - lengths).clamp(min=MIN_ADDED), beam)
-        # tokens that may occur once per headline (copied article words always count)
-        self.once = None
-        if once is not None:
-            self.once = _with_copies(once, len(once) + (n_ext if model.pointer else 0))
-            self.seen = expand(_seen_at_start(tokens, len(self.once)), beam)
+        self.repeats = NoRepeats(once, model.cfg.vocab_size, n_ext if model.pointer else 0,
+                                 expand(tokens, beam))
 
     def _sides(self) -> torch.Tensor:
         """`next_side` for every row at once."""
@@ -209,8 +232,7 @@ class Seq2BFSearch:
         self.frontier[rows, side] = torch.where(ended[:, None], self.frontier[rows, side], h[:, 0])
         self.next_pos[rows, side] += torch.where(side == BACKWARD, -1, 1)
         self.count[rows, side] += 1
-        if self.once is not None:
-            self.seen[rows, prev] = True
+        self.repeats.add(prev)
         self.short_by = (self.short_by - (~ended).long()).clamp(min=0)
 
     def step(self, prev: torch.Tensor | None) -> torch.Tensor:
@@ -227,9 +249,8 @@ class Seq2BFSearch:
             logp = (p + 1e-12).log()
         else:
             logp = self.model.side_logits(h, self.side).log_softmax(-1)
+        logp = self.repeats.block(logp)
         logp[:, [PAD, UNK, SEP]] = float("-inf")
-        if self.once is not None:
-            logp = logp.masked_fill(self.seen & self.once, float("-inf"))
         logp[:, EOS] = logp[:, EOS].masked_fill(is_back, float("-inf"))
         logp[:, BOS] = logp[:, BOS].masked_fill(~is_back, float("-inf"))
         # The side that ends last may not end while the headline is too short.
@@ -243,19 +264,6 @@ class Seq2BFSearch:
         other_done = self.done[src, 1 - side]
         return (tok == torch.where(side == BACKWARD, BOS, EOS)) & other_done
 
-    def select(self, rows: torch.Tensor, kept_inputs: torch.Tensor | None) -> None:
-        self.cache = [(k[rows], v[rows]) for k, v in self.cache]
-        for name in ("cache_valid", "frontier", "next_pos", "count", "done", "side", "short_by"):
-            setattr(self, name, getattr(self, name)[rows])
-        if self.once is not None:
-            self.seen = self.seen[rows]
-        if kept_inputs is not None:
-            same = _per_input(kept_inputs, self.beam)
-            self.cross_kv = [(k[same], v[same]) for k, v in self.cross_kv]
-            self.valid = self.valid[same]
-            if self.model.pointer is not None:
-                self.memory, self.keys = self.memory[same], self.keys[same]
-                self.src_ext = self.src_ext[same]
 
 
 def generate(model: HeadlineGenerator, src: torch.Tensor, src_ext: torch.Tensor, n_ext: int,

@@ -143,7 +143,7 @@ class HeadlinePredictor:
                 src = _pad([prefix_phrase(phrase_ids[i], sources[i].ids)[: self.cfg.max_source]
                             for i in group])
                 hyps = generate(self.model, src, src, 0, beam, n_best, self.alpha,
-                                self.min_tokens)
+                                self.min_tokens, self.once)
                 for i, h in zip(group, hyps, strict=True):
                     out[i] = Headlines([(self.vocab.decode(x.tokens), round(x.score, 4))
                                         for x in h], truncated[i])
