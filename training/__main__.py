@@ -72,6 +72,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="constrained-headline: Seq2BF generation order")
     p_eval.add_argument("--n-best", type=int, default=10,
                         help="hashtag: sequences pooled for F1@k (paper: 10)")
+    p_eval.add_argument("--allow-repeats", action="store_true",
+                        help="headlines: switch off the rule that no English word is generated "
+                             "twice (to measure what the rule does)")
 
     p_export = sub.add_parser("export", help="publish a checkpoint as a new Triton model version")
     p_export.add_argument("task", choices=["pos", "hashtag", "headline", "constrained-headline"])
@@ -149,12 +152,13 @@ def headline_command(args: argparse.Namespace) -> None:
     elif args.command == "evaluate" and args.task == "headline":
         from training.headline.evaluate import evaluate_headline
 
-        print(json.dumps(evaluate_headline(args.data, args.model, args.beam or 4, args.lang)))
+        print(json.dumps(evaluate_headline(args.data, args.model, args.beam or 4, args.lang,
+                                           args.allow_repeats)))
     elif args.command == "evaluate":
         from training.headline.evaluate import evaluate_constrained
 
         print(json.dumps(evaluate_constrained(args.data, args.strategy, args.model,
-                                              args.beam or 3, args.lang)))
+                                              args.beam or 3, args.lang, args.allow_repeats)))
     elif args.command == "baseline" and args.task == "headline":
         from training.headline.evaluate import evaluate_lead
 

@@ -1,4 +1,4 @@
-"""Self-supervised pre-training pairs for the headline generators (data.lead_gap_pairs)."""
+"""Headline data: pre-training pairs (data.lead_gap_pairs), baselines and metrics."""
 
 from __future__ import annotations
 
@@ -53,3 +53,10 @@ def test_phrase_baselines_always_contain_the_phrase_and_the_bare_phrase_is_fully
     assert result["phrase"]["success_rate"] == result["lead_with_phrase"]["success_rate"] == 1.0
     assert result["phrase"]["rouge1"]["p"] == 1.0  # test phrases come from the headlines
     assert result["lead_with_phrase"]["rouge1"]["r"] > result["phrase"]["rouge1"]["r"]
+
+
+def test_a_headline_repeats_a_word_only_when_a_long_word_comes_back():
+    from training.headline.metrics import repeated_word_rate
+
+    assert repeated_word_rate(["NASD says SEC rules for SEC", "U.S. to buy U.S. debt",
+                               "Gull sees higher earnings", "a b a b"]) == 0.25

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from training.headline.data import Pair, first_sentence_with, read_pairs, split_lead
-from training.headline.metrics import ald, rouge, success_rate
+from training.headline.metrics import ald, repeated_word_rate, rouge, success_rate
 from training.headline.predictor import HeadlinePredictor, Headlines
 from training.language import resolve_language
 from training.paths import REPO_ROOT
@@ -54,10 +54,13 @@ def _pairs_with_phrases(data: str) -> list[Pair]:
     return pairs
 
 
-def _load(model: str | None, lang: str, repository: Path) -> HeadlinePredictor:
+def _load(model: str | None, lang: str, repository: Path,
+          allow_repeats: bool) -> HeadlinePredictor:
     predictor = HeadlinePredictor.load(model or shipped_checkpoint(lang, repository), threads=2)
     if predictor.lang != lang:
         raise SystemExit(f"{model} is a {predictor.lang!r} model, but the data is {lang!r}")
+    if allow_repeats:
+        predictor.once = None
     return predictor
 
 
@@ -71,24 +74,29 @@ def _run(pairs: list[Pair], generate) -> list[Headlines]:
 
 
 def evaluate_headline(data: str, model: str | None = None, beam: int = 4,
-                      lang: str | None = None) -> dict:
+                      lang: str | None = None, allow_repeats: bool = False) -> dict:
     pairs = read_pairs(data)
     lang = data_language(pairs, lang)
-    predictor = _load(model, lang, FULL_MODEL)
+    predictor = _load(model, lang, FULL_MODEL, allow_repeats)
     t0 = time.time()
     outputs = _run(pairs, lambda chunk: predictor.headlines([p.article for p in chunk], beam))
     predictions = [o.candidates[0][0] for o in outputs]
     return {**rouge(predictions, [p.headline for p in pairs], lang), "articles": len(pairs),
-            "ald": ald(predictions, [p.headline for p in pairs], lang), "model": predictor.name,
-            "lang": lang, "beam": beam, "length_penalty": predictor.alpha,
+            "ald": ald(predictions, [p.headline for p in pairs], lang),
+            **_repeats(predictions, lang), "model": predictor.name, "lang": lang,
+            "beam": beam, "length_penalty": predictor.alpha,
             "seconds": round(time.time() - t0, 1)}
 
 
+def _repeats(predictions: list[str], lang: str) -> dict:
+    return {"repeated_word": repeated_word_rate(predictions)} if lang == "en" else {}
+
+
 def evaluate_constrained(data: str, strategy: str, model: str | None = None, beam: int = 3,
-                         lang: str | None = None) -> dict:
+                         lang: str | None = None, allow_repeats: bool = False) -> dict:
     pairs = _pairs_with_phrases(data)
     lang = data_language(pairs, lang)
-    predictor = _load(model, lang, CONSTRAINED_MODEL)
+    predictor = _load(model, lang, CONSTRAINED_MODEL, allow_repeats)
     t0 = time.time()
     outputs = _run(pairs, lambda chunk: predictor.constrained(
         [p.article for p in chunk], [p.phrase for p in chunk], strategy, beam))
@@ -96,9 +104,10 @@ def evaluate_constrained(data: str, strategy: str, model: str | None = None, bea
     references = [p.headline for p in pairs]
     return {**rouge(predictions, references, lang), "articles": len(pairs),
             "success_rate": success_rate(predictions, [p.phrase for p in pairs], lang),
-            "ald": ald(predictions, references, lang), "model": predictor.name,
-            "strategy": strategy if predictor.kind == "seq2bf" else "he", "lang": lang,
-            "beam": beam, "length_penalty": predictor.alpha, "seconds": round(time.time() - t0, 1)}
+            "ald": ald(predictions, references, lang), **_repeats(predictions, lang),
+            "model": predictor.name, "strategy": strategy if predictor.kind == "seq2bf" else "he",
+            "lang": lang, "beam": beam, "length_penalty": predictor.alpha,
+            "seconds": round(time.time() - t0, 1)}
 
 
 def evaluate_lead(data: str, lang: str | None = None) -> dict:

@@ -5,12 +5,15 @@ and the Porter stemmer, as the issue asks. Chinese is scored on characters, punc
 and spaces removed (rouge-score's default tokenizer would delete every Chinese character).
 Success rate (Seq2BF paper) is the share of headlines containing the required phrase
 verbatim (case kept, runs of spaces collapsed; Chinese ignores spaces). ALD (its Eq. 2) is
-the mean of generated minus reference length, in the same units ROUGE counts.
+the mean of generated minus reference length, in the same units ROUGE counts. The
+repeated-word rate (English only) is the share of headlines in which a word of 3+ letters
+or digits occurs twice, the symptom of a decoder that loops.
 """
 
 from __future__ import annotations
 
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 
 from rouge_score.rouge_scorer import RougeScorer
@@ -68,3 +71,14 @@ def ald(predictions: Sequence[str], references: Sequence[str], lang: str) -> flo
     diffs = [len(tok.tokenize(p)) - len(tok.tokenize(r))
              for p, r in zip(predictions, references, strict=True)]
     return round(sum(diffs) / max(len(diffs), 1), 3)
+
+
+def repeated_word_rate(predictions: Sequence[str]) -> float:
+    """Share of English headlines with a word (3+ letters or digits, lower-cased) twice."""
+    tok = tokenizer("en")
+
+    def repeats(text: str) -> bool:
+        counts = Counter(w for w in tok.tokenize(text) if len(w) >= 3)
+        return any(n > 1 for n in counts.values())
+
+    return round(sum(map(repeats, predictions)) / max(len(predictions), 1), 4)
