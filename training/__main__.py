@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     p_train.add_argument("--config", required=True, help="TOML file under training/configs/")
     p_train.add_argument("--variant", help="hashtag: transformer|softbase|hardbase|soft|hard; "
                          "headline: xl-cc|pointer-generator|xl|transformer; constrained-headline "
-                         "--strategy he: its base, transformer (default) or xl")
+                         "--strategy he: its base, transformer (default), xl or xl-cc (copying)")
     p_train.add_argument("--strategy", help="constrained-headline: tok-b|tok-f|seq-b|seq-f|"
                          "mixed (Seq2BF) or he (He et al.'s comparator)")
     p_train.add_argument("--smooth-alpha", type=float,

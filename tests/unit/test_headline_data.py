@@ -60,3 +60,19 @@ def test_a_headline_repeats_a_word_only_when_a_long_word_comes_back():
 
     assert repeated_word_rate(["NASD says SEC rules for SEC", "U.S. to buy U.S. debt",
                                "Gull sees higher earnings", "a b a b"]) == 0.25
+
+
+def test_he_input_keeps_the_articles_extended_ids_and_numbers_phrase_only_unknowns_after():
+    """So a copying He et al. model can copy an unknown word from the phrase or the article."""
+    from training.headline.data import Pair, encode
+    from training.headline.vocab import SEP, CharVocab
+
+    vocab = CharVocab(list("股市下跌丰田销量"))
+    pair = Pair(article="股市鑫跌。丰田销量", headline="丰田淼鑫下跌", phrase="丰田淼")
+    example = encode(pair, vocab, max_source=64, max_target=16)
+    he = example.prefixed.source
+    v = len(vocab)
+    assert example.source.oovs == ["鑫", "。"] and he.oovs == ["鑫", "。", "淼"]
+    assert he.ext_ids[:4] == [*vocab.encode("丰田"), v + 2, SEP]  # 淼 is the phrase's own
+    assert he.ext_ids[4:] == example.source.ext_ids  # the article's ids are unchanged
+    assert example.prefixed.target[2:4] == [v + 2, v]  # 淼 and 鑫 can be copied

@@ -37,14 +37,23 @@ class Pair:
 
 
 @dataclass
+class Prefixed:
+    """He et al.'s input and the headline in that input's extended ids (so a copying He
+    model can copy from the phrase as well as from the article)."""
+
+    source: Source
+    target: list[int]  # + [EOS]
+
+
+@dataclass
 class Example:
     source: Source  # the article
     target: list[int]  # headline in extended ids, + [EOS]
     left: list[int]  # headline tokens before the phrase
     phrase: list[int]
     right: list[int]
-    prefixed: list[int]  # phrase [SEP] article (He et al.)
-    prefixed_dropped: list[int]  # phrase [SEP] article without the phrase
+    prefixed: Prefixed | None  # He et al.'s input: phrase [SEP] article
+    prefixed_dropped: Prefixed | None  # the same with the phrase taken out of the article
 
 
 def read_pairs(path: str | Path) -> list[Pair]:
@@ -103,24 +112,37 @@ def split_headline(headline: str, phrase: str) -> tuple[str, str]:
     return headline[:at], headline[at + len(phrase):]
 
 
-def prefix_phrase(phrase_ids: list[int], article_ids: list[int]) -> list[int]:
-    return [*phrase_ids, SEP, *article_ids]
+def prefixed_source(vocab: Vocab, phrase: str, article: str, max_source: int) -> Source:
+    """`phrase [SEP] article`, cut to max_source tokens. The article's unknown tokens are
+    numbered first, so they keep the extended ids they have without the prefix."""
+    body = vocab.encode_source(article)
+    head = vocab.encode_source(phrase, body.oovs)
+    return Source([*head.ids, SEP, *body.ids][:max_source],
+                  [*head.ext_ids, SEP, *body.ext_ids][:max_source], head.oovs)
+
+
+def _prefixed(vocab: Vocab, pair: Pair, article: str, max_source: int,
+              max_target: int) -> Prefixed:
+    source = prefixed_source(vocab, pair.phrase, article, max_source)
+    return Prefixed(source, vocab.encode_target(pair.headline, source.oovs)[: max_target - 1]
+                    + [EOS])
 
 
 def encode(pair: Pair, vocab: Vocab, max_source: int, max_target: int) -> Example:
     source = vocab.encode_source(pair.article)
     source.ids, source.ext_ids = source.ids[:max_source], source.ext_ids[:max_source]
     target = vocab.encode_target(pair.headline, source.oovs)[: max_target - 1] + [EOS]
-    left = right = phrase = prefixed = dropped = []
+    left = right = phrase = []
+    prefixed = dropped = None
     if pair.phrase and pair.phrase in pair.headline:
         before, after = split_headline(pair.headline, pair.phrase)
         # the sides are Seq2BF's targets: extended ids, so a copying model can copy them
         left = vocab.encode_target(before, source.oovs)
         right = vocab.encode_target(after, source.oovs)
         phrase = vocab.encode(pair.phrase)
-        prefixed = prefix_phrase(phrase, source.ids)[:max_source]
+        prefixed = _prefixed(vocab, pair, pair.article, max_source, max_target)
         without = pair.article.replace(pair.phrase, " ")
-        dropped = prefix_phrase(phrase, vocab.encode(without))[:max_source]
+        dropped = _prefixed(vocab, pair, without, max_source, max_target)
     return Example(source, target, left, phrase, right, prefixed, dropped)
 
 
@@ -143,17 +165,16 @@ class GeneratorBatch:
 
 def generator_batch(examples: list[Example], prefixed: bool = False,
                     rng: random.Random | None = None) -> GeneratorBatch:
-    """Full-generator batch; `prefixed` gives He et al.'s input (no copying from it)."""
+    """Full-generator batch; `prefixed` gives He et al.'s input (phrase [SEP] article)."""
     if prefixed:
-        srcs = [e.prefixed_dropped if rng and rng.random() < PHRASE_DROP else e.prefixed
-                for e in examples]
-        src = pad(srcs)
-        src_ext, n_ext = src, 0
+        inputs = [e.prefixed_dropped if rng and rng.random() < PHRASE_DROP else e.prefixed
+                  for e in examples]
+        sources, targets = [x.source for x in inputs], [x.target for x in inputs]
     else:
-        src = pad([e.source.ids for e in examples])
-        src_ext = pad([e.source.ext_ids for e in examples])
-        n_ext = max(len(e.source.oovs) for e in examples)
-    targets = [e.target for e in examples]  # a model without copying reads extended ids as UNK
+        sources, targets = [e.source for e in examples], [e.target for e in examples]
+    src, src_ext = pad([s.ids for s in sources]), pad([s.ext_ids for s in sources])
+    n_ext = max(len(s.oovs) for s in sources)
+    # a model without copying reads extended ids as UNK
     return GeneratorBatch(src, src_ext, n_ext, pad([[BOS] + t[:-1] for t in targets]),
                           pad(targets))
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from training.headline.data import prefix_phrase
+from training.headline.data import prefixed_source
 from training.headline.decode import (
     MIN_TOKENS,
     assemble,
@@ -140,12 +140,14 @@ class HeadlinePredictor:
         for group in _batches([len(s.ids) + len(p) + 1 for s, p in zip(sources, phrase_ids,
                                                                           strict=True)]):
             if self.kind == "he":
-                src = _pad([prefix_phrase(phrase_ids[i], sources[i].ids)[: self.cfg.max_source]
-                            for i in group])
-                hyps = generate(self.model, src, src, 0, beam, n_best, self.alpha,
+                inputs = [prefixed_source(self.vocab, phrases[i], articles[i],
+                                          self.cfg.max_source) for i in group]
+                hyps = generate(self.model, _pad([s.ids for s in inputs]),
+                                _pad([s.ext_ids for s in inputs]),
+                                max(len(s.oovs) for s in inputs), beam, n_best, self.alpha,
                                 self.min_tokens, self.once)
-                for i, h in zip(group, hyps, strict=True):
-                    out[i] = Headlines([(self.vocab.decode(x.tokens), round(x.score, 4))
+                for i, s, h in zip(group, inputs, hyps, strict=True):
+                    out[i] = Headlines([(self.vocab.decode(x.tokens, s.oovs), round(x.score, 4))
                                         for x in h], truncated[i])
                 continue
             order = strategy or self.default_strategy

@@ -3,12 +3,12 @@
     python -m training train headline --config training/configs/headline_en.toml \
         [--variant xl-cc|pointer-generator|xl|transformer] [--smooth-alpha 0.001]
     python -m training train constrained-headline --config training/configs/headline_en.toml \
-        [--strategy tok-b|tok-f|seq-b|seq-f|mixed|he [--variant transformer|xl]]
+        [--strategy tok-b|tok-f|seq-b|seq-f|mixed|he [--variant transformer|xl|xl-cc]]
     (both: [--epochs N] [--quick] [--resume]; headline also [--pretrain-epochs N])
 
 The config fixes language, sizes and schedule, so every model of a table shares them;
 the flags pick the model. `--strategy he` trains He et al.'s comparator (a vanilla
-Transformer reading `phrase [SEP] article`, phrase dropping). Writes
+Transformer reading `phrase [SEP] article`, phrase dropping; `--variant` swaps its base). Writes
 runs/<name>/best.pt (fp16, best dev ROUGE-L F of greedy output), last.pt (--resume), log.jsonl.
 `--pretrain-epochs N` first trains a full generator N epochs on lead-sentence pairs built
 from the training articles alone (data.lead_gap_pairs), then on the headlines as usual with
@@ -62,15 +62,16 @@ def run_name(lang: str, task: str, choice: str, smooth_alpha: float, pretrain: i
 def build(task: str, choice: str, mc: dict, vocab_size: int,
           he_base: str = "transformer") -> tuple[torch.nn.Module, str]:
     """(model, checkpoint kind) for `train headline` / `train constrained-headline`.
-    He et al.'s comparator runs on `he_base`, a generator variant without copying (copying
-    from the `phrase [SEP]` prefix would make inclusion trivial): "transformer" as in their
-    paper, or "xl" for the encoder Seq2BF uses."""
+    He et al.'s comparator runs on `he_base`, a generator variant: "transformer" as in their
+    paper, "xl" for the encoder Seq2BF uses, or "xl-cc", which can copy from the phrase and
+    the article (our extension, the fair match for Seq2BF with copying)."""
     if task == "headline":
         cfg = {k: v for k, v in mc.items() if k not in SEQ2BF_ONLY}
         return HeadlineGenerator(HeadlineConfig(vocab_size, variant=choice, **cfg)), "generator"
     if choice == "he":
-        if he_base not in ("transformer", "xl"):
-            raise SystemExit(f"He et al.'s comparator runs on transformer or xl, not {he_base!r}")
+        if he_base not in ("transformer", "xl", "xl-cc"):
+            raise SystemExit(f"He et al.'s comparator runs on transformer, xl or xl-cc, "
+                             f"not {he_base!r}")
         cfg = {k: v for k, v in mc.items() if k not in SEQ2BF_ONLY + GENERATOR_ONLY}
         return HeadlineGenerator(HeadlineConfig(vocab_size, variant=he_base, **cfg)), "he"
     cfg = {k: v for k, v in mc.items() if k not in GENERATOR_ONLY + ("encoder",)}

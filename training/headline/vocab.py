@@ -58,8 +58,9 @@ class Vocab:
     def encode(self, text: str) -> list[int]:
         return [i for i, _ in self.tokens(text)]
 
-    def encode_source(self, text: str) -> Source:
-        ids, ext, oovs = [], [], {}
+    def encode_source(self, text: str, known_oovs: Iterable[str] = ()) -> Source:
+        """known_oovs: unknown tokens numbered already (they keep their extended ids)."""
+        ids, ext, oovs = [], [], {s: k for k, s in enumerate(known_oovs)}
         for i, surface in self.tokens(text):
             ids.append(i)
             if i == UNK:
