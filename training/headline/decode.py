@@ -6,6 +6,9 @@ per article. The full generator also carries each hypothesis's coverage vector, 
 attention at step t knows what steps < t attended to. Seq2BF hypotheses carry, per side,
 the state of their outermost token (the next prediction on that side starts from it), the
 next relative position, and whether the side has ended.
+
+Both searches apply the same rules: a length floor (`MIN_TOKENS`; Seq2BF must also add
+`MIN_ADDED` tokens to its phrase) and no English word twice (`once_only`, `NoRepeats`).
 """
 
 from __future__ import annotations
