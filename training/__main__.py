@@ -82,8 +82,9 @@ def main(argv: list[str] | None = None) -> None:
     p_export.add_argument("--repository", default=str(REPO_ROOT / "model_repository"))
 
     p_base = sub.add_parser("baseline", help="simple baselines (pos: most frequent tag; "
-                            "hashtag: Ext.TFIDF; headline: Lead-1; constrained-headline: the "
-                            "phrase alone and the first sentence with it); last line is JSON")
+                            "hashtag: Ext.TFIDF and the most frequent training hashtags; "
+                            "headline: Lead-1; constrained-headline: the phrase alone and the "
+                            "first sentence with it); last line is JSON")
     p_base.add_argument("task", choices=["pos", "hashtag", "headline", "constrained-headline"])
     p_base.add_argument("--data", required=True, help="CoNLL file (pos) or JSONL")
     p_base.add_argument("--tagset", choices=["ptb", "ark"], help="pos: which tags to score")
@@ -120,8 +121,11 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(evaluate(args.data, args.tagset, args.model)))
     elif args.command == "baseline" and args.task == "hashtag":
         from training.hashtag.baseline import evaluate_baseline as hashtag_baseline
+        from training.hashtag.baseline import evaluate_prior
 
-        print(json.dumps(hashtag_baseline(args.data, args.lang)))
+        print(json.dumps({"ext_tfidf": hashtag_baseline(args.data, args.lang),
+                          "most_frequent": evaluate_prior(args.data, args.lang)},
+                         ensure_ascii=False))
     elif args.command == "baseline":
         from training.pos.baseline import evaluate_baseline
 

@@ -126,3 +126,20 @@ def test_a_hashtag_is_in_the_text_when_its_normalized_form_occurs_there(text, ha
     from training.hashtag.evaluate import hashtag_in_text
 
     assert hashtag_in_text(Pair(text, hashtags)) is expected
+
+
+def test_the_prior_gives_every_post_the_most_frequent_training_hashtags(tmp_path):
+    from training.hashtag.baseline import evaluate_prior
+
+    train = write_jsonl(tmp_path / "train.jsonl", [
+        {"text": "x", "hashtags": tags}
+        for tags in [["Love"], ["love", "tbt"], ["BostonStrong"], ["tbt"], ["love"]]
+    ])  # love 3 times (any case), tbt twice, BostonStrong once
+    test = write_jsonl(tmp_path / "test.jsonl", [
+        {"text": "a sunny day", "hashtags": ["tbt"]},
+        {"text": "boston", "hashtags": ["love"]},
+    ])
+    result = evaluate_prior(test, "en", train_path=train)
+    assert result["hashtags"] == ["love", "tbt", "bostonstrong"]
+    assert result["rouge1"] == 0.5  # "love" for both posts: right for one
+    assert result["f1@1"] == 0.5 and result["f1@5"] == pytest.approx(1 / 3, abs=1e-4)

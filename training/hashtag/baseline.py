@@ -1,4 +1,6 @@
-"""The paper's extractive baseline Ext.TFIDF: one hashtag glued from the post's top keywords.
+"""Baselines: the paper's extractive Ext.TFIDF (one hashtag glued from the post's top
+keywords), and the prior (the training set's most frequent hashtags, the same for every
+post: what a generator that ignores the post would learn).
 
 "We extract 3 keywords for WHG (2 keywords for THG) ... and concatenate them following the
 tokens' order in the text." Document frequencies come from the language's train split;
@@ -21,8 +23,8 @@ from pathlib import Path
 
 import jieba
 
-from training.hashtag.metrics import score
-from training.hashtag.text import split_hashtag
+from training.hashtag.metrics import hashtag_key, score
+from training.hashtag.text import join_words, split_hashtag
 from training.paths import data_dir
 
 KEYWORDS = {"en": 2, "zh": 3}  # the paper: about the number of words in one hashtag
@@ -96,10 +98,35 @@ def fit(train_path: str | Path, lang: str) -> TfidfExtractor:
 
 def evaluate_baseline(data_path: str, lang: str, train_path: str | None = None) -> dict:
     """Score Ext.TFIDF on a test file; train_path defaults to the language's train split."""
-    train = train_path or data_dir() / "hashtag" / lang / "train.jsonl"
-    extractor = fit(train, lang)
+    extractor = fit(train_path or _train_split(lang), lang)
     posts = list(read_jsonl(data_path))
     hashtags = [extract_hashtag(extractor, p["text"], lang) for p in posts]
     predictions = [[tag] if tag else [] for tag in hashtags]  # a post without words: no tag
     metrics = score(predictions, predictions, [p["hashtags"] for p in posts], lang)
     return {**metrics, "model": "ext_tfidf"}
+
+
+def most_frequent(train_path: str | Path, lang: str, n: int = 10) -> list[list[str]]:
+    """The n most frequent training hashtags (counted in their matching form), as words."""
+    counts: Counter[str] = Counter()
+    words: dict[str, list[str]] = {}
+    for post in read_jsonl(train_path):
+        for tag in post["hashtags"]:
+            split = split_hashtag(tag, lang)
+            if key := hashtag_key(split, lang):
+                counts[key] += 1
+                words.setdefault(key, split)
+    return [words[key] for key, _ in counts.most_common(n)]
+
+
+def evaluate_prior(data_path: str, lang: str, train_path: str | None = None) -> dict:
+    """Score the prior: every post gets the most frequent training hashtag as its sequence
+    (ROUGE) and the 10 most frequent as its ranked list (F1@k)."""
+    top = most_frequent(train_path or _train_split(lang), lang)
+    references = [p["hashtags"] for p in read_jsonl(data_path)]
+    metrics = score([top[:1]] * len(references), [top] * len(references), references, lang)
+    return {**metrics, "model": "most_frequent", "hashtags": [join_words(w, lang) for w in top]}
+
+
+def _train_split(lang: str) -> Path:
+    return data_dir() / "hashtag" / lang / "train.jsonl"
