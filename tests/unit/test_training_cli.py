@@ -73,6 +73,7 @@ def test_evaluate_hashtag_scores_subsets_separately():
     assert result["by_length"]["at_most_top_k_segments"]["posts"] == 6
     assert result["by_length"]["more_segments"]["posts"] == 1
     assert sum(half["posts"] for half in result["by_presence"].values()) == 7
+    assert 1 <= result["distinct_best"] <= 7
 
 
 def test_evaluate_hashtag_without_a_language_says_what_is_missing():

@@ -55,6 +55,8 @@ def evaluate(data: str, lang: str, model: str | None = None, beam: int = 20,
         print(f"\r{len(outputs)}/{len(pairs)} posts", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     result = _score(outputs, pairs, lang)
+    # how many different best sequences over all posts: a model that ignores the post has few
+    result["distinct_best"] = len({tuple(map(tuple, o.best)) for o in outputs})
     long_post = [_segments(predictor, p.text) > predictor.cfg.top_k for p in pairs]
     present = [hashtag_in_text(p) for p in pairs]
     result["by_length"] = _halves(outputs, pairs, lang, long_post,
