@@ -112,18 +112,17 @@ def split_headline(headline: str, phrase: str) -> tuple[str, str]:
     return headline[:at], headline[at + len(phrase):]
 
 
-def prefixed_source(vocab: Vocab, phrase: str, article: str, max_source: int) -> Source:
-    """`phrase [SEP] article`, cut to max_source tokens. The article's unknown tokens are
-    numbered first, so they keep the extended ids they have without the prefix."""
-    body = vocab.encode_source(article)
+def prefixed_source(vocab: Vocab, phrase: str, body: Source, max_source: int) -> Source:
+    """`phrase [SEP] article` from the encoded article, cut to max_source tokens. The
+    article's unknown tokens keep their extended ids; the phrase's own are numbered after."""
     head = vocab.encode_source(phrase, body.oovs)
     return Source([*head.ids, SEP, *body.ids][:max_source],
                   [*head.ext_ids, SEP, *body.ext_ids][:max_source], head.oovs)
 
 
-def _prefixed(vocab: Vocab, pair: Pair, article: str, max_source: int,
+def _prefixed(vocab: Vocab, pair: Pair, body: Source, max_source: int,
               max_target: int) -> Prefixed:
-    source = prefixed_source(vocab, pair.phrase, article, max_source)
+    source = prefixed_source(vocab, pair.phrase, body, max_source)
     return Prefixed(source, vocab.encode_target(pair.headline, source.oovs)[: max_target - 1]
                     + [EOS])
 
@@ -140,8 +139,8 @@ def encode(pair: Pair, vocab: Vocab, max_source: int, max_target: int) -> Exampl
         left = vocab.encode_target(before, source.oovs)
         right = vocab.encode_target(after, source.oovs)
         phrase = vocab.encode(pair.phrase)
-        prefixed = _prefixed(vocab, pair, pair.article, max_source, max_target)
-        without = pair.article.replace(pair.phrase, " ")
+        prefixed = _prefixed(vocab, pair, source, max_source, max_target)
+        without = vocab.encode_source(pair.article.replace(pair.phrase, " "))
         dropped = _prefixed(vocab, pair, without, max_source, max_target)
     return Example(source, target, left, phrase, right, prefixed, dropped)
 

@@ -140,7 +140,7 @@ class HeadlinePredictor:
         for group in _batches([len(s.ids) + len(p) + 1 for s, p in zip(sources, phrase_ids,
                                                                           strict=True)]):
             if self.kind == "he":
-                inputs = [prefixed_source(self.vocab, phrases[i], articles[i],
+                inputs = [prefixed_source(self.vocab, phrases[i], sources[i],
                                           self.cfg.max_source) for i in group]
                 hyps = generate(self.model, _pad([s.ids for s in inputs]),
                                 _pad([s.ext_ids for s in inputs]),
