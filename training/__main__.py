@@ -73,8 +73,9 @@ def main(argv: list[str] | None = None) -> None:
     p_eval.add_argument("--n-best", type=int, default=10,
                         help="hashtag: sequences pooled for F1@k (paper: 10)")
     p_eval.add_argument("--allow-repeats", action="store_true",
-                        help="headlines: switch off the rule that no English word is generated "
-                             "twice (to measure what the rule does)")
+                        help="headlines: switch off the rules that no English word and no "
+                             "Chinese character trigram is generated twice (to measure "
+                             "what the rules do)")
 
     p_export = sub.add_parser("export", help="publish a checkpoint as a new Triton model version")
     p_export.add_argument("task", choices=["pos", "hashtag", "headline", "constrained-headline"])

@@ -9,10 +9,12 @@ import torch
 from training.headline.decode import (
     MIN_ADDED,
     MIN_TOKENS,
+    RepeatRule,
     assemble,
     generate,
     generate_constrained,
     once_only,
+    repeat_rule,
 )
 from training.headline.encoder import ArticleEncoder
 from training.headline.model import CopyCoverage, HeadlineConfig, HeadlineGenerator, smooth_scale
@@ -289,7 +291,7 @@ def test_seq2bf_never_repeats_a_once_only_token_even_when_it_is_the_favourite(co
         free = generate_constrained(model, src, [[7]], beam=3, strategy=strategy, src_ext=src)
         assert free[0][0].tokens.count(20) > 1  # without the rule it repeats
         hyps = generate_constrained(model, src, [[7]], beam=3, n_best=3, strategy=strategy,
-                                    src_ext=src, once=once)
+                                    src_ext=src, rule=RepeatRule(once=once))
         for h in hyps[0]:
             assert h.tokens.count(20) == 1 and 7 not in h.tokens  # 7 is in the phrase
 
@@ -303,7 +305,7 @@ def test_generator_never_repeats_a_once_only_token_even_when_it_is_the_favourite
     once[20] = True
     src = torch.randint(5, 60, (1, 20))
     assert generate(model, src, src, 0)[0][0].tokens.count(20) > 1
-    for h in generate(model, src, src, 0, beam=3, n_best=3, once=once)[0]:
+    for h in generate(model, src, src, 0, beam=3, n_best=3, rule=RepeatRule(once=once))[0]:
         assert h.tokens.count(20) == 1
 
 
@@ -313,7 +315,47 @@ def test_english_words_are_once_only_but_word_pieces_punctuation_and_chinese_cha
     surfaces = [vocab.surface(i) for i in range(len(vocab))]
     sec, fragment, comma = (surfaces.index(s) for s in (" SEC", "les", ","))
     assert words[sec] and not words[fragment] and not words[comma]
-    assert not once_only(CharVocab([chr(0x4E00 + i) for i in range(50)])).any()
+    chinese = CharVocab([chr(0x4E00 + i) for i in range(50)])
+    assert not once_only(chinese).any()
+    assert repeat_rule(chinese, "zh").ngram == 3 and repeat_rule(chinese, "zh").once is None
+    assert repeat_rule(vocab, "en").ngram == 0
+
+
+def _trigrams(tokens: list[int]) -> list[tuple[int, ...]]:
+    return [tuple(tokens[i : i + 3]) for i in range(len(tokens) - 2)]
+
+
+@pytest.mark.parametrize("copy", [False, True])
+def test_seq2bf_may_hold_a_trigram_once_never_twice_counting_the_phrase(copy):
+    """Phrase [20, 20] and 20 the favourite on both sides: one more 20 next to it makes
+    the trigram 20 20 20; another 20 next to that would repeat it."""
+    model = Seq2BF(Seq2BFConfig(vocab_size=60, max_target=12, copy=copy, **SMALL)).eval()
+    with torch.no_grad():
+        model.out_bias[:, 20] = 20.0
+    src = torch.randint(5, 60, (1, 20))
+    rule = RepeatRule(ngram=3)
+    for strategy in STRATEGIES:
+        free = generate_constrained(model, src, [[20, 20]], beam=3, strategy=strategy,
+                                    src_ext=src)
+        assert free[0][0].tokens.count(20) > 1  # without the rule it repeats
+        for h in generate_constrained(model, src, [[20, 20]], beam=3, n_best=3,
+                                      strategy=strategy, src_ext=src, rule=rule)[0]:
+            left, right = assemble(strategy, h.tokens)
+            text = left + [20, 20] + right
+            assert _trigrams(text).count((20, 20, 20)) == 1
+            assert len(set(_trigrams(text))) == len(_trigrams(text))
+
+
+def test_generator_may_hold_a_trigram_once_never_twice():
+    model = HeadlineGenerator(HeadlineConfig(vocab_size=60, variant="xl-cc", max_target=10,
+                                             **SMALL)).eval()
+    logits = model.logits
+    model.logits = lambda h: _favourite(logits(h), 20)
+    src = torch.randint(5, 60, (1, 20))
+    assert generate(model, src, src, 0)[0][0].tokens[:4] == [20] * 4
+    for h in generate(model, src, src, 0, beam=3, n_best=3, rule=RepeatRule(ngram=3))[0]:
+        assert h.tokens[:3] == [20] * 3 and h.tokens[3] != 20
+        assert len(set(_trigrams(h.tokens))) == len(_trigrams(h.tokens))
 
 
 def test_copying_seq2bf_gives_the_articles_unknown_token_the_copy_probability():

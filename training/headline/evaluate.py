@@ -60,7 +60,7 @@ def _load(model: str | None, lang: str, repository: Path,
     if predictor.lang != lang:
         raise SystemExit(f"{model} is a {predictor.lang!r} model, but the data is {lang!r}")
     if allow_repeats:
-        predictor.once = None
+        predictor.rule = None
     return predictor
 
 

@@ -27,7 +27,7 @@ from training.headline.decode import (
     generate,
     generate_constrained,
     length_penalty,
-    once_only,
+    repeat_rule,
 )
 from training.headline.model import HeadlineConfig, HeadlineGenerator
 from training.headline.seq2bf import STRATEGIES, Seq2BF, Seq2BFConfig
@@ -83,7 +83,7 @@ class HeadlinePredictor:
         self.cfg = model.cfg
         self.alpha = length_penalty(kind, lang)  # beam search's
         self.min_tokens = MIN_TOKENS[lang]  # and its shortest headline
-        self.once = once_only(vocab)  # and the tokens it may not repeat
+        self.rule = repeat_rule(vocab, lang)  # and what it may not repeat
 
     @classmethod
     def load(cls, checkpoint: str | Path, threads: int | None = None) -> HeadlinePredictor:
@@ -120,7 +120,7 @@ class HeadlinePredictor:
             n_ext = max(len(s.oovs) for s in chunk)
             hyps = generate(self.model, _pad([s.ids for s in chunk]),
                             _pad([s.ext_ids for s in chunk]), n_ext, beam, n_best, self.alpha,
-                            self.min_tokens, self.once)
+                            self.min_tokens, self.rule)
             for i, s, h in zip(group, chunk, hyps, strict=True):
                 out[i] = Headlines([(self.vocab.decode(x.tokens, s.oovs), round(x.score, 4))
                                     for x in h], truncated[i])
@@ -145,7 +145,7 @@ class HeadlinePredictor:
                 hyps = generate(self.model, _pad([s.ids for s in inputs]),
                                 _pad([s.ext_ids for s in inputs]),
                                 max(len(s.oovs) for s in inputs), beam, n_best, self.alpha,
-                                self.min_tokens, self.once)
+                                self.min_tokens, self.rule)
                 for i, s, h in zip(group, inputs, hyps, strict=True):
                     out[i] = Headlines([(self.vocab.decode(x.tokens, s.oovs), round(x.score, 4))
                                         for x in h], truncated[i])
@@ -158,7 +158,7 @@ class HeadlinePredictor:
                                         [phrase_ids[i] for i in group], beam, n_best, order,
                                         self.alpha, self.min_tokens,
                                         _pad([s.ext_ids for s in chunk]),
-                                        max(len(s.oovs) for s in chunk), self.once)
+                                        max(len(s.oovs) for s in chunk), self.rule)
             for i, s, h in zip(group, chunk, hyps, strict=True):
                 out[i] = Headlines([(self._around(phrases[i], x.tokens, order, s.oovs),
                                      round(x.score, 4)) for x in h], truncated[i])
