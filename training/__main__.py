@@ -18,6 +18,8 @@
     python -m training evaluate constrained-headline --data FILE.jsonl --strategy tok-b [--beam 3]
     python -m training baseline headline --data FILE.jsonl
     python -m training baseline constrained-headline --data FILE.jsonl
+    python -m training compare headline|constrained-headline --data FILE.jsonl --model A --model B
+        [--strategy tok-b] [--start N]
     python -m training export headline|constrained-headline --checkpoint runs/<run>/best.pt
 """
 
@@ -77,6 +79,22 @@ def main(argv: list[str] | None = None) -> None:
                              "Chinese character trigram is generated twice (to measure "
                              "what the rules do)")
 
+    p_cmp = sub.add_parser("compare", help="headlines: two models on the same articles, the "
+                           "difference with a paired-bootstrap interval; last line is JSON")
+    p_cmp.add_argument("task", choices=["headline", "constrained-headline"])
+    p_cmp.add_argument("--data", required=True, help="JSONL {article, headline, phrase}")
+    p_cmp.add_argument("--model", action="append", required=True,
+                       help="checkpoint; give it twice, A then B (the difference is B - A)")
+    p_cmp.add_argument("--strategy", choices=["seq-b", "seq-f", "tok-b", "tok-f"],
+                       help="constrained-headline: Seq2BF generation order")
+    p_cmp.add_argument("--beam", type=int, help="beam size (headline 4; constrained 3)")
+    p_cmp.add_argument("--lang", choices=["en", "zh"], help="default guessed from the data")
+    p_cmp.add_argument("--start", type=int, default=0,
+                       help="first line used (dev lines 0-299 select checkpoints in training)")
+    p_cmp.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
+    p_cmp.add_argument("--allow-repeats", action="store_true",
+                       help="switch off the decoding rules against repeats, as in evaluate")
+
     p_export = sub.add_parser("export", help="publish a checkpoint as a new Triton model version")
     p_export.add_argument("task", choices=["pos", "hashtag", "headline", "constrained-headline"])
     p_export.add_argument("--checkpoint", required=True)
@@ -98,9 +116,11 @@ def main(argv: list[str] | None = None) -> None:
 
     args = parser.parse_args(argv)
     need = {"pos": "tagset", "hashtag": "lang", "constrained-headline": "strategy"}.get(args.task)
-    if (need and args.command in ("evaluate", "baseline") and getattr(args, need, "") is None):
+    if (need and args.command in ("evaluate", "baseline", "compare")
+            and getattr(args, need, "") is None):
         parser.error(f"{args.command} {args.task} needs --{need}")
-    if args.command in ("train", "evaluate", "baseline", "export") and "headline" in args.task:
+    if args.command == "compare" or (args.command in ("train", "evaluate", "baseline", "export")
+                                     and "headline" in args.task):
         headline_command(args)
     elif args.command == "train" and args.task == "hashtag":
         from training.hashtag.train import train as train_hashtag
@@ -164,6 +184,12 @@ def headline_command(args: argparse.Namespace) -> None:
 
         print(json.dumps(evaluate_constrained(args.data, args.strategy, args.model,
                                               args.beam or 3, args.lang, args.allow_repeats)))
+    elif args.command == "compare":
+        from training.headline.compare import compare
+
+        strategy = args.strategy if args.task == "constrained-headline" else None
+        print(json.dumps(compare(args.data, args.model, strategy, args.beam, args.lang,
+                                 args.start, args.resamples, args.allow_repeats)))
     elif args.command == "baseline" and args.task == "headline":
         from training.headline.evaluate import evaluate_lead
 

@@ -95,3 +95,27 @@ def test_evaluate_headlines_prints_rouge_p_r_f_as_last_json_line(task):
     if task == "constrained-headline":
         assert result["success_rate"] == 1.0 and result["strategy"] == "tok-f"
         assert isinstance(result["ald"], float)
+
+
+def test_compare_of_a_model_with_itself_finds_exactly_no_difference():
+    """Both models decode the same articles, so a model against itself differs by zero on
+    every article, and the split by phrase inclusion covers every article."""
+    model = str(REPO_ROOT / "model_repository" / "constrained_headline_generator" / "5"
+                / "headline_en.pt")
+    out = run_cli("compare", "constrained-headline", "--data",
+                  str(DATA / "headline_en_sample.jsonl"), "--model", model, "--model", model,
+                  "--strategy", "seq-b")
+    result = last_json(out.stdout)
+    assert result["articles"] == 4 and result["a"] == result["b"]
+    for name in ("rouge1", "rouge2", "rougeL"):
+        assert result["b_minus_a"][name] == {"diff": 0.0, "low": 0.0, "high": 0.0}
+    split = result["by_a_inclusion"]
+    assert split["included"]["articles"] == 4 and split["missed"]["articles"] == 0
+
+
+def test_compare_needs_two_models():
+    model = str(REPO_ROOT / "model_repository" / "headline_generator" / "4" / "headline_en.pt")
+    with pytest.raises(subprocess.CalledProcessError) as failure:
+        run_cli("compare", "headline", "--data", str(DATA / "headline_en_sample.jsonl"),
+                "--model", model)
+    assert "exactly two --model" in failure.value.stderr

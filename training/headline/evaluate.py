@@ -46,7 +46,7 @@ def data_language(pairs: list[Pair], lang: str | None) -> str:
     return guessed
 
 
-def _pairs_with_phrases(data: str) -> list[Pair]:
+def pairs_with_phrases(data: str) -> list[Pair]:
     pairs = read_pairs(data)
     missing = sum(not p.phrase for p in pairs)
     if missing:
@@ -54,8 +54,8 @@ def _pairs_with_phrases(data: str) -> list[Pair]:
     return pairs
 
 
-def _load(model: str | None, lang: str, repository: Path,
-          allow_repeats: bool) -> HeadlinePredictor:
+def load_predictor(model: str | None, lang: str, repository: Path,
+                   allow_repeats: bool) -> HeadlinePredictor:
     predictor = HeadlinePredictor.load(model or shipped_checkpoint(lang, repository), threads=2)
     if predictor.lang != lang:
         raise SystemExit(f"{model} is a {predictor.lang!r} model, but the data is {lang!r}")
@@ -64,23 +64,28 @@ def _load(model: str | None, lang: str, repository: Path,
     return predictor
 
 
-def _run(pairs: list[Pair], generate) -> list[Headlines]:
+def best_headlines(predictor: HeadlinePredictor, pairs: list[Pair], beam: int,
+                   strategy: str | None = None) -> list[str]:
+    """Each article's best candidate: a full headline, or with `strategy` a constrained one
+    for the pair's phrase. Progress goes to stderr."""
     outputs: list[Headlines] = []
     for i in range(0, len(pairs), CHUNK):
-        outputs += generate(pairs[i : i + CHUNK])
+        chunk = pairs[i : i + CHUNK]
+        articles = [p.article for p in chunk]
+        outputs += (predictor.headlines(articles, beam) if strategy is None else
+                    predictor.constrained(articles, [p.phrase for p in chunk], strategy, beam))
         print(f"\r{len(outputs)}/{len(pairs)} articles", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    return outputs
+    return [o.candidates[0][0] for o in outputs]
 
 
 def evaluate_headline(data: str, model: str | None = None, beam: int = 4,
                       lang: str | None = None, allow_repeats: bool = False) -> dict:
     pairs = read_pairs(data)
     lang = data_language(pairs, lang)
-    predictor = _load(model, lang, FULL_MODEL, allow_repeats)
+    predictor = load_predictor(model, lang, FULL_MODEL, allow_repeats)
     t0 = time.time()
-    outputs = _run(pairs, lambda chunk: predictor.headlines([p.article for p in chunk], beam))
-    predictions = [o.candidates[0][0] for o in outputs]
+    predictions = best_headlines(predictor, pairs, beam)
     return {**rouge(predictions, [p.headline for p in pairs], lang), "articles": len(pairs),
             "ald": ald(predictions, [p.headline for p in pairs], lang),
             **_repeats(predictions, lang), "model": predictor.name, "lang": lang,
@@ -94,13 +99,11 @@ def _repeats(predictions: list[str], lang: str) -> dict:
 
 def evaluate_constrained(data: str, strategy: str, model: str | None = None, beam: int = 3,
                          lang: str | None = None, allow_repeats: bool = False) -> dict:
-    pairs = _pairs_with_phrases(data)
+    pairs = pairs_with_phrases(data)
     lang = data_language(pairs, lang)
-    predictor = _load(model, lang, CONSTRAINED_MODEL, allow_repeats)
+    predictor = load_predictor(model, lang, CONSTRAINED_MODEL, allow_repeats)
     t0 = time.time()
-    outputs = _run(pairs, lambda chunk: predictor.constrained(
-        [p.article for p in chunk], [p.phrase for p in chunk], strategy, beam))
-    predictions = [o.candidates[0][0] for o in outputs]
+    predictions = best_headlines(predictor, pairs, beam, strategy)
     references = [p.headline for p in pairs]
     return {**rouge(predictions, references, lang), "articles": len(pairs),
             "success_rate": success_rate(predictions, [p.phrase for p in pairs], lang),
@@ -128,7 +131,7 @@ def evaluate_phrase_baselines(data: str, lang: str | None = None) -> dict:
     (the constrained Lead-1), or, when no sentence contains it, the phrase followed by
     Lead-1.
     """
-    pairs = _pairs_with_phrases(data)
+    pairs = pairs_with_phrases(data)
     lang = data_language(pairs, lang)
     references = [p.headline for p in pairs]
     found = [first_sentence_with(p.article, p.phrase, lang) for p in pairs]

@@ -7,7 +7,8 @@ Success rate (Seq2BF paper) is the share of headlines containing the required ph
 verbatim (case kept, runs of spaces collapsed; Chinese ignores spaces). ALD (its Eq. 2) is
 the mean of generated minus reference length, in the same units ROUGE counts. The
 repeated-word rate (English only) is the share of headlines in which a word of 3+ letters
-or digits occurs twice, the symptom of a decoder that loops.
+or digits occurs twice, the symptom of a decoder that loops. `paired_bootstrap` gives the
+confidence interval of a difference between two models scored on the same articles.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 
+import numpy as np
 from rouge_score.rouge_scorer import RougeScorer
+from rouge_score.scoring import Score
 from rouge_score.tokenizers import DefaultTokenizer
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
@@ -32,24 +35,41 @@ def tokenizer(lang: str):
     return ChineseCharTokenizer() if lang == "zh" else DefaultTokenizer(use_stemmer=False)
 
 
-def rouge(predictions: Sequence[str], references: Sequence[str], lang: str) -> dict:
-    """Mean P/R/F per ROUGE type over articles, in 0..1, rounded to 4 places."""
+def rouge_per_article(predictions: Sequence[str], references: Sequence[str],
+                      lang: str) -> list[dict[str, Score]]:
+    """rouge-score's (precision, recall, fmeasure) per ROUGE type, one dict per article."""
     if len(predictions) != len(references):
         raise ValueError(f"{len(predictions)} predictions for {len(references)} references")
     if lang == "zh":
         scorer = RougeScorer(list(ROUGE_TYPES), tokenizer=ChineseCharTokenizer())
     else:
         scorer = RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
-    totals = {name: [0.0, 0.0, 0.0] for name in ROUGE_TYPES}
-    for predicted, gold in zip(predictions, references, strict=True):
-        scores = scorer.score(gold, predicted)
-        for name in ROUGE_TYPES:
-            s = scores[name]
-            totals[name] = [a + b for a, b in zip(totals[name], (s.precision, s.recall, s.fmeasure),
-                                                   strict=True)]
-    n = max(len(references), 1)
-    return {name: {k: round(v / n, 4) for k, v in zip("prf", sums, strict=True)}
-            for name, sums in totals.items()}
+    return [scorer.score(gold, predicted)
+            for predicted, gold in zip(predictions, references, strict=True)]
+
+
+def rouge(predictions: Sequence[str], references: Sequence[str], lang: str) -> dict:
+    """Mean P/R/F per ROUGE type over articles, in 0..1, rounded to 4 places."""
+    per_article = rouge_per_article(predictions, references, lang)
+    n = max(len(per_article), 1)
+    return {name: {k: round(sum(s[name][i] for s in per_article) / n, 4)
+                   for i, k in enumerate("prf")}
+            for name in ROUGE_TYPES}
+
+
+def paired_bootstrap(a: Sequence[float], b: Sequence[float], resamples: int = 1000,
+                     seed: int = 0) -> dict:
+    """Mean per-article difference b - a with a 95 % percentile interval from resampling the
+    articles with replacement. Both models are scored on the same resampled articles, so
+    the interval reflects how much the difference depends on which articles were drawn,
+    not the (much larger) spread of each model's own scores."""
+    diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
+    if diffs.size == 0:
+        raise ValueError("no articles to compare")
+    draws = np.random.default_rng(seed).integers(0, diffs.size, (resamples, diffs.size))
+    low, high = np.percentile(diffs[draws].mean(axis=1), [2.5, 97.5])
+    return {"diff": round(float(diffs.mean()), 4), "low": round(float(low), 4),
+            "high": round(float(high), 4)}
 
 
 def _normalized(text: str, lang: str) -> str:
