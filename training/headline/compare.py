@@ -79,8 +79,8 @@ def _mean(values: list[float]) -> float:
 def _by_inclusion(a_predictions: list[str], pairs: list[Pair], lang: str,
                   a_f: list[float], b_f: list[float]) -> dict:
     """ROUGE-L F of both models on the articles where A's headline has the phrase and on the
-    rest; `share` is each subset's part of the total difference (its size / all x its
-    difference)."""
+    rest; `share` is each subset's part of the total difference (its summed per-article
+    differences over all articles, so the shares add up to the total exactly)."""
     included = [contains_phrase(h, p.phrase, lang)
                 for h, p in zip(a_predictions, pairs, strict=True)]
     out = {}
@@ -89,7 +89,7 @@ def _by_inclusion(a_predictions: list[str], pairs: list[Pair], lang: str,
         if not rows:
             out[label] = {"articles": 0}
             continue
-        a, b = _mean([a_f[i] for i in rows]), _mean([b_f[i] for i in rows])
-        out[label] = {"articles": len(rows), "a_rougeL_f": a, "b_rougeL_f": b,
-                      "share": round(len(rows) / len(pairs) * (b - a), 4)}
+        out[label] = {"articles": len(rows), "a_rougeL_f": _mean([a_f[i] for i in rows]),
+                      "b_rougeL_f": _mean([b_f[i] for i in rows]),
+                      "share": round(sum(b_f[i] - a_f[i] for i in rows) / len(pairs), 4)}
     return out
