@@ -15,12 +15,27 @@ rule is unit-testable without Kafka or Triton. Outcomes for bad input:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from google.protobuf.message import DecodeError
 
 from services import errors
-from services.config import MAX_ID_BYTES, MAX_PHRASE_CHARS, MAX_PHRASES
+from services.config import (
+    MAX_ID_BYTES,
+    MAX_NAME_CHARS,
+    MAX_PHRASE_CHARS,
+    MAX_PHRASES,
+    MAX_REQUIRED_PHRASES,
+    MAX_TITLE_CHARS,
+)
+from services.fields import (
+    check_key,
+    check_lang,
+    check_text,
+    check_timestamp,
+    has_control,
+    is_blank,
+)
 from services.pb import messages_pb2 as pb
 from services.triton import HeadlineResult
 
@@ -38,11 +53,14 @@ class PreparedArticle:
         issues: list[pb.GenerationIssue] = []
         for phrase in dict.fromkeys(p.strip() for p in self.article.required_phrases):
             status = message = ""
-            if not phrase:
+            if is_blank(phrase):
                 status, message = "empty_phrase", "the required phrase is blank"
             elif len(phrase) > MAX_PHRASE_CHARS:
                 status, message = "phrase_too_long", (
                     f"the phrase has {len(phrase)} characters; the limit is {MAX_PHRASE_CHARS}")
+                phrase = phrase[:MAX_PHRASE_CHARS] + "…"  # the issue names it, cut
+            elif has_control(phrase) or "\n" in phrase:
+                status, message = "invalid_phrase", "the phrase contains control characters"
             elif len(usable) == MAX_PHRASES:
                 status, message = "too_many_phrases", (
                     f"only the first {MAX_PHRASES} phrases of an article are served")
@@ -66,20 +84,35 @@ def decode_article(raw: bytes | None, max_bytes: int) -> pb.Article:
         raise errors.Rejected(errors.DECODE_ERROR, f"not an Article protobuf: {exc}") from None
 
 
-def validate_article(article: pb.Article) -> None:
-    """Raise ``Rejected(INVALID)`` unless id and body are usable."""
-    if not article.id.strip():
+def validate_article(article: pb.Article, now: datetime) -> None:
+    """Raise ``Rejected(INVALID)`` unless id and body are usable and every other field is
+    within its limits (``services.fields``)."""
+    if is_blank(article.id):
         raise errors.Rejected(errors.INVALID, "article has no id")
     if len(article.id.encode("utf-8")) > MAX_ID_BYTES:
         raise errors.Rejected(errors.INVALID, f"article id longer than {MAX_ID_BYTES} bytes")
-    if not article.body.strip():
+    check_text("article id", article.id, MAX_ID_BYTES)
+    if is_blank(article.body):
         raise errors.Rejected(errors.INVALID, f"article {article.id!r} has an empty body")
+    check_lang(article.lang)
+    check_text("source", article.source, MAX_NAME_CHARS)
+    if article.HasField("title"):
+        check_text("title", article.title, MAX_TITLE_CHARS)
+    if article.HasField("published_at"):
+        check_timestamp("published_at", article.published_at, now)
+    if len(article.required_phrases) > MAX_REQUIRED_PHRASES:
+        raise errors.Rejected(errors.INVALID, (
+            f"{len(article.required_phrases)} required phrases; the limit is "
+            f"{MAX_REQUIRED_PHRASES} (the first {MAX_PHRASES} are served)"))
 
 
-def prepare_article(raw: bytes | None, *, max_bytes: int, max_chars: int) -> PreparedArticle:
-    """Decode, validate and cut one raw message; raises ``Rejected``."""
+def prepare_article(raw: bytes | None, *, max_bytes: int, max_chars: int,
+                    key: bytes | None = None, now: datetime | None = None) -> PreparedArticle:
+    """Decode, validate and cut one raw message (and its Kafka ``key``); raises
+    ``Rejected``. ``now`` bounds ``published_at`` (default: the current time)."""
+    check_key(key)
     article = decode_article(raw, max_bytes)
-    validate_article(article)
+    validate_article(article, now or datetime.now(UTC))
     if len(article.body) <= max_chars:
         return PreparedArticle(article, truncated=False)
     cut = pb.Article()

@@ -7,7 +7,8 @@ INVALID = "INVALID"  # decoded, but a required field is missing or malformed
 TOO_LARGE = "TOO_LARGE"  # raw message above the hard byte limit
 MODEL_ERROR = "MODEL_ERROR"  # Triton rejected this input (not an outage)
 INDEX_ERROR = "INDEX_ERROR"  # Elasticsearch rejected the document (mapping error, ...)
-INTERNAL_ERROR = "INTERNAL_ERROR"  # a bug in the service; the batch is kept on the DLQ
+INTERNAL_ERROR = "INTERNAL_ERROR"  # the record made the service fail (a bug); isolated
+UNAVAILABLE = "UNAVAILABLE"  # a dependency stayed down past a finite RetryPolicy.max_wait
 
 
 class Rejected(Exception):

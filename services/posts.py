@@ -7,12 +7,22 @@ here is unit-testable without Kafka or Triton.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from google.protobuf.message import DecodeError
 
 from services import errors
-from services.config import MAX_ID_BYTES
+from services.config import MAX_ID_BYTES, MAX_NAME_CHARS
+from services.fields import (
+    check_attributes,
+    check_enum,
+    check_hashtags,
+    check_key,
+    check_lang,
+    check_text,
+    check_timestamp,
+    is_blank,
+)
 from services.pb import messages_pb2 as pb
 from services.triton import HashtagResult, TagResult
 
@@ -40,16 +50,27 @@ def decode_post(raw: bytes | None, max_bytes: int) -> pb.Post:
         raise errors.Rejected(errors.DECODE_ERROR, f"not a Post protobuf: {exc}") from None
 
 
-def validate_post(post: pb.Post) -> None:
-    """Raise ``Rejected(INVALID)`` unless id, text and platform are usable."""
-    if not post.id.strip():
+def validate_post(post: pb.Post, now: datetime) -> None:
+    """Raise ``Rejected(INVALID)`` unless every field is usable downstream.
+
+    Required: id, visible text, a known platform. Checked: every other field's size and
+    characters, and ``created_at``'s range (``services.fields``)."""
+    if is_blank(post.id):
         raise errors.Rejected(errors.INVALID, "post has no id")
     if len(post.id.encode("utf-8")) > MAX_ID_BYTES:
         raise errors.Rejected(errors.INVALID, f"post id longer than {MAX_ID_BYTES} bytes")
-    if not post.text.strip():
+    check_text("post id", post.id, MAX_ID_BYTES)
+    if is_blank(post.text):
         raise errors.Rejected(errors.INVALID, f"post {post.id!r} has empty text")
     if post.platform == pb.PLATFORM_UNSPECIFIED:
         raise errors.Rejected(errors.INVALID, f"post {post.id!r} has no platform")
+    check_enum("platform", post.platform, pb.Platform.values())
+    check_lang(post.lang)
+    check_text("author", post.author, MAX_NAME_CHARS)
+    if post.HasField("created_at"):
+        check_timestamp("created_at", post.created_at, now)
+    check_attributes(post.attributes)
+    check_hashtags(post.user_hashtags)
 
 
 def truncate_post(post: pb.Post, max_chars: int) -> PreparedPost:
@@ -63,10 +84,13 @@ def truncate_post(post: pb.Post, max_chars: int) -> PreparedPost:
     return PreparedPost(cut, truncated=True, original_length=length)
 
 
-def prepare_post(raw: bytes | None, *, max_bytes: int, max_chars: int) -> PreparedPost:
-    """Decode, validate and truncate one raw message; raises ``Rejected``."""
+def prepare_post(raw: bytes | None, *, max_bytes: int, max_chars: int,
+                 key: bytes | None = None, now: datetime | None = None) -> PreparedPost:
+    """Decode, validate and truncate one raw message (and its Kafka ``key``); raises
+    ``Rejected``. ``now`` bounds ``created_at`` (default: the current time)."""
+    check_key(key)
     post = decode_post(raw, max_bytes)
-    validate_post(post)
+    validate_post(post, now or datetime.now(UTC))
     return truncate_post(post, max_chars)
 
 

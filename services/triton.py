@@ -48,6 +48,12 @@ class ModelError(RuntimeError):
     """Triton answered, but refused or failed on this request (not an outage)."""
 
 
+class BatchTimedOut(ModelError):
+    """A request of several texts ran past its deadline. Retrying the same batch would
+    time out again; callers split it (the ``ModelError`` path), and a single text that
+    times out is an outage to wait out."""
+
+
 @dataclass(frozen=True)
 class TaggedToken:
     text: str
@@ -207,6 +213,8 @@ class TritonModelClient:
         try:
             result = await self._client.infer(self.model, inputs, client_timeout=timeout)
         except InferenceServerException as exc:
+            if n > 1 and exc.status() == "StatusCode.DEADLINE_EXCEEDED":
+                raise BatchTimedOut(f"{n} texts took longer than {timeout:g}s") from exc
             if is_transient(exc):
                 raise
             raise ModelError(f"{exc.status()}: {exc.message()}") from exc

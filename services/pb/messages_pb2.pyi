@@ -166,7 +166,7 @@ class EnrichedArticle(_message.Message):
     def __init__(self, article: _Optional[_Union[Article, _Mapping]] = ..., candidates: _Optional[_Iterable[_Union[HeadlineCandidate, _Mapping]]] = ..., processed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., truncated: _Optional[bool] = ..., issues: _Optional[_Iterable[_Union[GenerationIssue, _Mapping]]] = ...) -> None: ...
 
 class DeadLetter(_message.Message):
-    __slots__ = ("original_value", "original_key", "reason", "source_topic", "partition", "offset", "failed_at", "error_code")
+    __slots__ = ("original_value", "original_key", "reason", "source_topic", "partition", "offset", "failed_at", "error_code", "original_value_size", "original_key_size", "original_value_sha256")
     ORIGINAL_VALUE_FIELD_NUMBER: _ClassVar[int]
     ORIGINAL_KEY_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
@@ -175,6 +175,9 @@ class DeadLetter(_message.Message):
     OFFSET_FIELD_NUMBER: _ClassVar[int]
     FAILED_AT_FIELD_NUMBER: _ClassVar[int]
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ORIGINAL_VALUE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    ORIGINAL_KEY_SIZE_FIELD_NUMBER: _ClassVar[int]
+    ORIGINAL_VALUE_SHA256_FIELD_NUMBER: _ClassVar[int]
     original_value: bytes
     original_key: bytes
     reason: str
@@ -183,4 +186,7 @@ class DeadLetter(_message.Message):
     offset: int
     failed_at: _timestamp_pb2.Timestamp
     error_code: str
-    def __init__(self, original_value: _Optional[bytes] = ..., original_key: _Optional[bytes] = ..., reason: _Optional[str] = ..., source_topic: _Optional[str] = ..., partition: _Optional[int] = ..., offset: _Optional[int] = ..., failed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., error_code: _Optional[str] = ...) -> None: ...
+    original_value_size: int
+    original_key_size: int
+    original_value_sha256: str
+    def __init__(self, original_value: _Optional[bytes] = ..., original_key: _Optional[bytes] = ..., reason: _Optional[str] = ..., source_topic: _Optional[str] = ..., partition: _Optional[int] = ..., offset: _Optional[int] = ..., failed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., error_code: _Optional[str] = ..., original_value_size: _Optional[int] = ..., original_key_size: _Optional[int] = ..., original_value_sha256: _Optional[str] = ...) -> None: ...

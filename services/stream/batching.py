@@ -1,4 +1,4 @@
-"""What both agents share: message origins, publishing with delivery, failure guard.
+"""What every agent shares: message origins, publishing with delivery, failure isolation.
 
 Offsets and acks (at-least-once): ``stream.take_events`` acks the events of a batch when
 the agent asks for the next batch, i.e. after the batch body returned. The body therefore
@@ -9,19 +9,25 @@ batch, and the generator's cleanup acks the whole batch -- observed in the integ
 test ``test_stop_during_outage_loses_nothing``: offsets of a batch still waiting for
 Triton were committed on SIGTERM, and those posts were lost. So ``guarded`` holds one
 extra reference on every message of the batch while it runs and drops it only when the
-batch succeeded; a cleanup ack of an unfinished batch is then never the final ack, its
+batch is done; a cleanup ack of an unfinished batch is then never the final ack, its
 offsets stay uncommitted and the batch is redelivered (harmless: downstream writes are
 idempotent by key / ``_id``).
 
-An unexpected exception in a batch (a bug) sends the batch to the DLQ with
-``INTERNAL_ERROR`` and the agent keeps running; only if even that fails is the batch left
-held and the error raised.
+Poison messages (a record that makes the batch body raise: a bug, an output the broker
+refuses) must neither stall the partition nor take good messages with them. ``guarded``
+therefore splits a failing batch in halves until the failing records stand alone, and
+dead-letters only those (``INTERNAL_ERROR``); a batch with one poison record costs about
+2·log2(n) extra calls. A dead letter the broker refuses for good is resent without the
+original bytes, and if even that fails it is logged and counted as dropped: a dead
+letter's copy is never worth a held partition. Outages (transient errors, including the
+ones Faust wraps in ``ProducerSendError``) are waited out, never dead-lettered.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,11 +37,18 @@ from aiokafka.errors import KafkaError, MessageSizeTooLargeError
 from faust.types import EventT
 
 from services import errors
-from services.config import RetryPolicy
-from services.dlq import Origin, dead_letter
-from services.retry import retry_async
+from services.config import MAX_DLQ_VALUE_BYTES, MAX_RAW_BYTES, RetryPolicy
+from services.dlq import Origin, dead_letter, record_key
+from services.retry import RetryGaveUp, retry_async
 
 log = logging.getLogger(__name__)
+
+#: Per-record bytes a Kafka record batch adds beyond key and value (headers, offsets,
+#: varints); generous, so a record that passes the check is never refused for size.
+RECORD_OVERHEAD = 1024
+#: Counters since the worker started: ``dead_letters.<CODE>`` and ``dead_letter_drops``
+#: (served by the worker's ``/health/`` page).
+COUNTS: Counter[str] = Counter()
 
 
 @dataclass(frozen=True)
@@ -57,16 +70,43 @@ def now_utc() -> datetime:
     return datetime.now(UTC)
 
 
-def dlq_record(dlq: faust.TopicT, origin: Origin, code: str, reason: str) -> Outgoing:
-    letter = dead_letter(origin, code, reason, now_utc())
-    return Outgoing(dlq, origin.key or b"", letter.SerializeToString())
+def dlq_record(dlq: faust.TopicT, origin: Origin, code: str, reason: str,
+               max_value_bytes: int = MAX_DLQ_VALUE_BYTES) -> Outgoing:
+    """The dead letter for ``origin`` (cut to fit the topic), counted by code."""
+    letter = dead_letter(origin, code, reason, now_utc(), max_value_bytes=max_value_bytes)
+    COUNTS[f"dead_letters.{code}"] += 1
+    return Outgoing(dlq, record_key(origin.key), letter.SerializeToString())
+
+
+def output_or_dead_letter(out: faust.TopicT, key: bytes, value: bytes, origin: Origin,
+                          dlq: faust.TopicT, limit: int = MAX_RAW_BYTES) -> Outgoing:
+    """The output record, or a ``TOO_LARGE`` dead letter if the broker would refuse it
+    (enrichment can make a record near the limit grow past it)."""
+    size = len(key) + len(value)
+    if size + RECORD_OVERHEAD <= limit:
+        return Outgoing(out, key, value)
+    return dlq_record(dlq, origin, errors.TOO_LARGE,
+                      f"the output record would be {size} bytes; the limit is {limit}")
+
+
+def causes(exc: BaseException) -> list[BaseException]:
+    """``exc`` and what it was raised from (Faust wraps aiokafka's errors)."""
+    chain: list[BaseException] = []
+    while exc is not None and exc not in chain:
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return chain
 
 
 def is_transient_kafka(exc: BaseException) -> bool:
-    """Broker unavailable, leader moving, timeouts: worth retrying; oversize is not."""
-    if isinstance(exc, MessageSizeTooLargeError):
+    """Broker unavailable, leader moving, timeouts: worth retrying; oversize is not.
+
+    Looks through wrappers: Faust raises ``ProducerSendError`` from aiokafka's errors,
+    and a wrapped ``KafkaTimeoutError`` (metadata wait during an outage) is an outage."""
+    chain = causes(exc)
+    if any(isinstance(e, MessageSizeTooLargeError) for e in chain):
         return False
-    return isinstance(exc, KafkaError | OSError | TimeoutError)
+    return any(isinstance(e, KafkaError | OSError | TimeoutError) for e in chain)
 
 
 async def publish(records: Sequence[Outgoing], policy: RetryPolicy, what: str) -> None:
@@ -100,22 +140,78 @@ def release(events: Sequence[EventT]) -> None:
 
 async def guarded(
     events: Sequence[EventT],
-    body: Callable[[], Awaitable[None]],
+    handle: Callable[[Sequence[Origin]], Awaitable[None]],
     dlq: faust.TopicT,
     policy: RetryPolicy,
     what: str,
 ) -> None:
-    """Run one batch; never crash the agent, never let unfinished work be committed."""
+    """Run ``handle`` on one batch; never crash the agent, never let unfinished work be
+    committed, never let one bad record hold or dead-letter the others."""
     hold(events)
     try:
-        await body()
+        await isolate([origin_of(e) for e in events], handle, dlq, policy, what)
     except asyncio.CancelledError:
         log.warning("%s: cancelled mid-batch; %d messages stay uncommitted for redelivery",
                     what, len(events))
         raise
-    except Exception as exc:
-        log.exception("%s: batch of %d failed; sending it to %s", what, len(events), dlq)
-        reason = f"{what} failed: {type(exc).__name__}: {exc}"[:2000]
-        records = [dlq_record(dlq, origin_of(e), errors.INTERNAL_ERROR, reason) for e in events]
-        await publish(records, policy, f"{what} dead letters")
     release(events)
+
+
+async def isolate(
+    origins: Sequence[Origin],
+    handle: Callable[[Sequence[Origin]], Awaitable[None]],
+    dlq: faust.TopicT,
+    policy: RetryPolicy,
+    what: str,
+) -> None:
+    """``handle(origins)``; on an unexpected error, halves until the failing records are
+    alone, then dead-letter just those. Halves already handled may be handled again by
+    a redelivery: harmless, every write is idempotent."""
+    try:
+        await handle(origins)
+        return
+    except asyncio.CancelledError:
+        raise
+    except RetryGaveUp as exc:  # a finite RetryPolicy.max_wait (tests): no point splitting
+        log.error("%s: gave up on a batch of %d: %s", what, len(origins), exc)
+        await send_dead_letters(dlq, [(o, errors.UNAVAILABLE, str(exc)) for o in origins],
+                                policy, what)
+        return
+    except Exception as exc:
+        if len(origins) == 1:
+            log.exception("%s: record %s/%d@%d fails on its own; dead-lettering it", what,
+                          origins[0].topic, origins[0].partition, origins[0].offset)
+            reason = f"{what} failed: {type(exc).__name__}: {exc}"
+            await send_dead_letters(dlq, [(origins[0], errors.INTERNAL_ERROR, reason)],
+                                    policy, what)
+            return
+        log.warning("%s: a batch of %d failed (%s: %s); splitting it to isolate the cause",
+                    what, len(origins), type(exc).__name__, str(exc)[:300])
+    middle = len(origins) // 2
+    await isolate(origins[:middle], handle, dlq, policy, what)
+    await isolate(origins[middle:], handle, dlq, policy, what)
+
+
+async def send_dead_letters(
+    dlq: faust.TopicT,
+    letters: Sequence[tuple[Origin, str, str]],
+    policy: RetryPolicy,
+    what: str,
+) -> None:
+    """Deliver (origin, code, reason) dead letters one by one. Outages are waited out; a
+    letter the broker refuses is resent without the original bytes, then dropped (logged,
+    counted in ``COUNTS["dead_letter_drops"]``) -- never raised while a batch is held."""
+    for origin, code, reason in letters:
+        for max_value_bytes in (MAX_DLQ_VALUE_BYTES, 0):
+            record = dlq_record(dlq, origin, code, reason, max_value_bytes=max_value_bytes)
+            try:
+                await publish([record], policy, f"{what} dead letter")
+                break
+            except Exception as exc:  # not transient: publish waited out the others
+                log.error("%s: the broker refused a dead letter of %d bytes for %s/%d@%d: "
+                          "%s", what, len(record.value), origin.topic, origin.partition,
+                          origin.offset, exc)
+        else:
+            COUNTS["dead_letter_drops"] += 1
+            log.error("%s: dropped the dead letter of %s/%d@%d (%s: %s)", what, origin.topic,
+                      origin.partition, origin.offset, code, reason[:300])

@@ -31,7 +31,13 @@ from services.articles import (
 from services.config import PipelineConfig
 from services.dlq import Origin
 from services.pb import messages_pb2 as pb
-from services.stream.batching import Outgoing, dlq_record, guarded, now_utc, origin_of, publish
+from services.stream.batching import (
+    dlq_record,
+    guarded,
+    now_utc,
+    output_or_dead_letter,
+    publish,
+)
 from services.triton import ConstrainedHeadlineClient, HeadlineBatch, HeadlineClient, ModelError
 
 log = logging.getLogger(__name__)
@@ -95,7 +101,7 @@ def split_valid(origins: Sequence[Origin], cfg: PipelineConfig) -> tuple[list[It
     for origin in origins:
         try:
             prepared = prepare_article(origin.value, max_bytes=cfg.max_raw_bytes,
-                                       max_chars=cfg.max_article_chars)
+                                       max_chars=cfg.max_article_chars, key=origin.key)
             items.append(Item(origin, prepared))
         except errors.Rejected as rej:
             failed.append(Failed(origin, rej.code, rej.reason))
@@ -125,8 +131,10 @@ async def handle_batch(origins: Sequence[Origin], generators: Generators, cfg: P
     done, refused = await generate_all(items, generators)
     now = now_utc()
     records = [
-        Outgoing(out, it.prepared.article.id.encode("utf-8"),
-                 build_enriched_article(it.prepared, answers, now).SerializeToString())
+        output_or_dead_letter(
+            out, it.prepared.article.id.encode("utf-8"),
+            build_enriched_article(it.prepared, answers, now).SerializeToString(),
+            it.origin, dlq)
         for it, answers in done
     ]
     records += [dlq_record(dlq, f.origin, f.code, f.reason) for f in rejected + refused]
@@ -152,10 +160,9 @@ def register(app: faust.App, cfg: PipelineConfig, source: faust.TopicT, out: fau
             batches = stream.take_events(cfg.headline_batch_size,
                                          within=cfg.headline_batch_within)
             async for events in batches:
-                origins = [origin_of(e) for e in events]
                 await guarded(
                     events,
-                    lambda origins=origins: handle_batch(origins, generators, cfg, out, dlq),
+                    lambda origins: handle_batch(origins, generators, cfg, out, dlq),
                     dlq, cfg.retry, "headline_articles",
                 )
         finally:

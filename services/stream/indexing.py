@@ -35,7 +35,7 @@ from services.es.documents import (
 from services.es.template import install_template
 from services.pb import messages_pb2 as pb
 from services.retry import retry_async
-from services.stream.batching import Outgoing, dlq_record, guarded, origin_of, publish
+from services.stream.batching import Outgoing, dlq_record, guarded, publish
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +90,10 @@ def bulk_items(
             index, doc_id, source = kind.to_document(origin.value, prefix)
         except errors.Rejected as rej:
             rejected.append((origin, rej))
+            continue
+        except Exception as exc:  # a field the document cannot take; only this record
+            rejected.append((origin, errors.Rejected(
+                errors.INVALID, f"cannot build the document: {type(exc).__name__}: {exc}")))
             continue
         items.append(BulkItem(index, doc_id, source, ref))
     return items, rejected
@@ -150,11 +154,9 @@ def register(app: faust.App, es_url: str, prefix: str, kind: DocumentKind,
         indexer = BulkIndexer(es, retry)
         try:
             async for events in stream.take_events(batch_size, within=within):
-                origins = [origin_of(e) for e in events]
                 await guarded(
                     events,
-                    lambda origins=origins: handle_batch(origins, indexer, prefix, kind, dlq,
-                                                         retry),
+                    lambda origins: handle_batch(origins, indexer, prefix, kind, dlq, retry),
                     dlq, retry, kind.agent,
                 )
         finally:

@@ -47,7 +47,7 @@ from services.stream.batching import (
     dlq_record,
     guarded,
     now_utc,
-    origin_of,
+    output_or_dead_letter,
     publish,
 )
 from services.triton import (
@@ -138,7 +138,8 @@ def split_valid(
     for origin in origins:
         try:
             prepared = prepare_post(
-                origin.value, max_bytes=cfg.max_raw_bytes, max_chars=cfg.max_post_chars
+                origin.value, max_bytes=cfg.max_raw_bytes, max_chars=cfg.max_post_chars,
+                key=origin.key,
             )
             items.append(Item(origin, prepared))
         except errors.Rejected as rej:
@@ -186,12 +187,14 @@ def output_records(
 ) -> list[Outgoing]:
     now = now_utc()
     records = [
-        Outgoing(
+        output_or_dead_letter(
             out,
             t.item.prepared.post.id.encode("utf-8"),
             build_tagged_post(
                 t.item.prepared, t.result, t.model, now, t.hashtags, t.hashtag_model
             ).SerializeToString(),
+            t.item.origin,
+            dlq,
         )
         for t in tagged
     ]
@@ -239,10 +242,9 @@ def register(
         try:
             batches = stream.take_events(cfg.tag_batch_size, within=cfg.tag_batch_within)
             async for events in batches:
-                origins = [origin_of(e) for e in events]
                 await guarded(
                     events,
-                    lambda origins=origins: handle_batch(origins, models, cfg, out, dlq),
+                    lambda origins: handle_batch(origins, models, cfg, out, dlq),
                     dlq, cfg.retry, "tag_posts",
                 )
         finally:

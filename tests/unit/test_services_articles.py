@@ -41,6 +41,32 @@ def test_unusable_articles_are_rejected_with_a_reason(value, code, fragment):
     assert info.value.code == code and fragment in info.value.reason
 
 
+def test_fields_that_would_fail_downstream_are_rejected_where_articles_enter():
+    cases = {
+        "published_at": pb.Article(id="a", body="b"),
+        "required phrases": pb.Article(id="a", body="b", required_phrases=["p"] * 65),
+        "lang contains control characters": pb.Article(id="a", body="b", lang="en\n"),
+        "empty body": pb.Article(id="a", body="\u200b\u2060"),
+    }
+    cases["published_at"].published_at.seconds = 253_402_300_800  # year 10000
+    for fragment, article in cases.items():
+        with pytest.raises(errors.Rejected) as info:
+            prepare_article(article.SerializeToString(), max_bytes=1 << 21, max_chars=100,
+                            now=NOW)
+        assert info.value.code == errors.INVALID and fragment in info.value.reason
+
+
+def test_invisible_or_control_phrases_are_issues_not_model_calls():
+    usable, issues = prepare(raw(required_phrases=["\u200b\ufeff", "a\x07b", "ok"])).phrases()
+    assert usable == ["ok"]
+    assert [i.status for i in issues] == ["empty_phrase", "invalid_phrase"]
+
+
+def test_a_huge_phrase_is_named_cut_in_its_issue():
+    _, issues = prepare(raw(required_phrases=["x" * 100_000])).phrases()
+    assert issues[0].status == "phrase_too_long" and len(issues[0].phrase) == MAX_PHRASE_CHARS + 1
+
+
 def test_long_bodies_are_cut_and_flagged():
     prepared = prepare(raw(), max_chars=6)
     assert prepared.article.body == "Toyota" and prepared.truncated

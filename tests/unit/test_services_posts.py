@@ -55,6 +55,68 @@ def test_invalid_posts_are_rejected(fields: dict[str, object], fragment: str) ->
     assert err.code == errors.INVALID and fragment in err.reason
 
 
+def post_with(**fields: object) -> pb.Post:
+    post = pb.Post(id="p1", platform=pb.TWITTER, text="hello world")
+    for name, value in fields.items():
+        if name == "created_at":
+            post.created_at.FromSeconds(0)
+            post.created_at.seconds, post.created_at.nanos = value  # type: ignore[misc]
+        elif name == "attributes":
+            post.attributes.update(value)  # type: ignore[arg-type]
+        elif name == "user_hashtags":
+            post.user_hashtags.extend(value)  # type: ignore[arg-type]
+        else:
+            setattr(post, name, value)
+    return post
+
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("fields", "fragment"),
+    [
+        # each of these once reached the indexing stage and failed there, with the batch
+        ({"platform": 7}, "platform 7 is not one of"),
+        ({"created_at": (253_402_300_800, 0)}, "created_at is not a valid time"),  # year 10000
+        ({"created_at": (-1, 0)}, "created_at 1969-12-31"),
+        ({"created_at": (1_767_225_600 + 3 * 86_400, 0)}, "outside 1970-01-01"),  # NOW + 3 d
+        ({"created_at": (1_300_000_000, 2_000_000_000)}, "created_at is not a valid time"),
+        ({"text": "\u200b\u200b \ufeff"}, "empty text"),  # zero-width only
+        ({"id": "a\x00b"}, "post id contains control characters"),
+        ({"lang": "en; drop"}, "is not a language tag"),
+        ({"author": "x" * 300}, "author has 300 characters"),
+        ({"attributes": {f"k{i}": "v" for i in range(65)}}, "65 attributes"),
+        ({"attributes": {"a.b": "v"}}, "contains '.'"),
+        ({"attributes": {"_id": "v"}}, "starts with '_'"),
+        ({"attributes": {"k": "v" * 1025}}, "attribute 'k' has 1025"),
+        ({"user_hashtags": ["t"] * 65}, "65 user hashtags"),
+    ],
+)
+def test_fields_that_would_fail_downstream_are_rejected_where_posts_enter(
+    fields: dict[str, object], fragment: str
+) -> None:
+    with pytest.raises(errors.Rejected) as info:
+        prepare_post(post_with(**fields).SerializeToString(), **LIMITS, now=NOW)
+    assert info.value.code == errors.INVALID
+    assert fragment in info.value.reason, info.value.reason
+
+
+def test_a_kafka_key_longer_than_an_id_is_rejected() -> None:
+    with pytest.raises(errors.Rejected) as info:
+        prepare_post(raw_post(), **LIMITS, key=b"k" * 1_500_000)
+    assert info.value.code == errors.INVALID and "1500000 bytes" in info.value.reason
+
+
+def test_ordinary_posts_pass_the_field_checks() -> None:
+    post = post_with(lang="zh-CN", author="someone", created_at=(1_700_000_000, 5),
+                     attributes={"source": "replay", "retweets": "3"},
+                     user_hashtags=["BostonStrong"], text="tab\tand\nnewline are fine")
+    prepared = prepare_post(post.SerializeToString(), max_bytes=1 << 20, max_chars=100,
+                            key=b"p1", now=NOW)
+    assert prepared.post.id == "p1"
+
+
 def test_invalid_utf8_in_text_is_a_decode_error() -> None:
     raw = raw_post(text="caf\u00e9").replace("é".encode(), b"\xff\xfe")
     assert rejected(raw).code == errors.DECODE_ERROR

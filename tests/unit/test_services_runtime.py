@@ -120,13 +120,13 @@ def _message() -> Message:
 def test_guarded_batch_commits_only_when_done() -> None:
     ok, cancelled = _message(), _message()
 
-    async def run(msg: Message, body: Callable[[], Awaitable[None]]) -> None:
+    async def run(msg: Message, body: Callable[[object], Awaitable[None]]) -> None:
         await guarded([SimpleNamespace(message=msg)], body, None, FAST, "t")  # type: ignore[list-item,arg-type]
 
-    async def done() -> None:
+    async def done(origins: object) -> None:
         return None
 
-    async def stuck() -> None:
+    async def stuck(origins: object) -> None:
         # Faust's take_events cleanup acks while the batch is still running
         cancelled.ack(consumer=None)  # type: ignore[arg-type]
         raise asyncio.CancelledError
