@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import subprocess
 import uuid
-from collections.abc import Iterable
 
 from deploy import jvm
 from deploy.base import Port, Server
@@ -177,26 +176,5 @@ def broker_count(bootstrap: str) -> int:
     )
     try:
         return len(admin.describe_cluster().get("brokers", []))
-    finally:
-        admin.close()
-
-
-def create_topics(bootstrap: str, topics: Iterable[str], partitions: int = 4) -> list[str]:
-    """Create ``topics`` that do not exist yet (replication 1); return the ones created."""
-    from kafka import KafkaAdminClient
-    from kafka.admin import NewTopic
-    from kafka.errors import TopicAlreadyExistsError
-
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="deploy-topics")
-    try:
-        wanted = [t for t in dict.fromkeys(topics) if t not in set(admin.list_topics())]
-        created = []
-        for topic in wanted:
-            try:
-                admin.create_topics([NewTopic(topic, partitions, 1)])
-                created.append(topic)
-            except TopicAlreadyExistsError:
-                pass  # created concurrently, which is what we wanted
-        return created
     finally:
         admin.close()

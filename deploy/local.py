@@ -89,9 +89,9 @@ def cmd_logs(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_topics(args: argparse.Namespace, settings: Settings) -> int:
-    from deploy.kafka import create_topics
+    from services.kafka_topics import ensure_topics
 
-    created = create_topics(settings.kafka_bootstrap, args.topics, args.partitions)
+    created = ensure_topics(settings.kafka_bootstrap, args.topics, args.partitions)
     print(f"created: {', '.join(created) or 'none (all exist)'}")
     return 0
 

@@ -39,6 +39,9 @@ from services.fields import (
 from services.pb import messages_pb2 as pb
 from services.triton import HeadlineResult
 
+#: An issue names its phrase; a longer one is cut (a 1 MB phrase must not double the record).
+ISSUE_PHRASE_CHARS = 10 * MAX_PHRASE_CHARS
+
 
 @dataclass(frozen=True)
 class PreparedArticle:
@@ -58,7 +61,8 @@ class PreparedArticle:
             elif len(phrase) > MAX_PHRASE_CHARS:
                 status, message = "phrase_too_long", (
                     f"the phrase has {len(phrase)} characters; the limit is {MAX_PHRASE_CHARS}")
-                phrase = phrase[:MAX_PHRASE_CHARS] + "…"  # the issue names it, cut
+                if len(phrase) > ISSUE_PHRASE_CHARS:  # the issue names it, cut
+                    phrase = phrase[:ISSUE_PHRASE_CHARS] + "…"
             elif has_control(phrase) or "\n" in phrase:
                 status, message = "invalid_phrase", "the phrase contains control characters"
             elif len(usable) == MAX_PHRASES:

@@ -118,6 +118,7 @@ class PipelineConfig:
     index_batch_within: float = 0.5
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     web_port: int | None = 6066
+    dlq_retention_days: float = DLQ_RETENTION_DAYS
 
     def __post_init__(self) -> None:
         a, b = self.index_prefix, self.article_index_prefix
@@ -160,6 +161,7 @@ class PipelineConfig:
             index_batch_within=float(e.get("NLP_INDEX_WITHIN", 0.5)),
             retry=RetryPolicy(max_wait=float(max_wait) if max_wait else None),
             web_port=web_port or None,
+            dlq_retention_days=float(e.get("NLP_DLQ_RETENTION_DAYS", DLQ_RETENTION_DAYS)),
         )
 
 

@@ -25,7 +25,8 @@ def worker_argv(argv: list[str], web_port: int | None) -> list[str]:
 
 def main() -> None:
     try:
-        ensure_topics(config.servers.kafka_bootstrap, config.topics.all())
+        ensure_topics(config.servers.kafka_bootstrap, config.topics.all(),
+                      dlq_retention_days=config.dlq_retention_days)
     except Exception as exc:  # the broker may be down; Faust will wait for it
         log.warning("could not create topics up front (%s); relying on auto-creation", exc)
     sys.argv = worker_argv(sys.argv, config.web_port)

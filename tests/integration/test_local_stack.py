@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from deploy.kafka import create_topics
 from deploy.process import DeployError, group_pids
 from deploy.settings import REPO_ROOT, Settings
 from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo, private_env, running
 from deploy.triton import Triton
+from services.kafka_topics import ensure_topics
 
 pytestmark = pytest.mark.integration
 
@@ -89,12 +89,25 @@ def triton_echo(echo_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> It
 
 
 # Kafka -----------------------------------------------------------------------------------
+def test_dead_letter_topics_keep_records_for_days_and_the_setting_applies_to_old_ones(
+    kafka: KafkaInfo,
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    dlq, plain = f"it.{tag}.posts.raw.dlq", f"it.{tag}.posts.raw"
+    ensure_topics(kafka.bootstrap, [dlq, plain])
+    day = 24 * 3600 * 1000
+    assert topic_retention_ms(kafka.bootstrap, dlq) == 14 * day
+    assert topic_retention_ms(kafka.bootstrap, plain) == day  # the broker's 24 h
+    ensure_topics(kafka.bootstrap, [dlq, plain], dlq_retention_days=30)
+    assert topic_retention_ms(kafka.bootstrap, dlq) == 30 * day
+
+
 def test_kafka_round_trip_of_a_1mb_message(kafka: KafkaInfo) -> None:
     from kafka import KafkaConsumer, KafkaProducer
 
     topic = f"it.roundtrip.{uuid.uuid4().hex[:8]}"
-    assert create_topics(kafka.bootstrap, [topic]) == [topic]
-    assert create_topics(kafka.bootstrap, [topic]) == []  # idempotent
+    assert ensure_topics(kafka.bootstrap, [topic]) == [topic]
+    assert ensure_topics(kafka.bootstrap, [topic]) == []  # idempotent
     payload = ("ü" * 500_000).encode()  # ~1 MB: the size of our largest texts
     producer = KafkaProducer(bootstrap_servers=kafka.bootstrap, max_request_size=2_000_000)
     producer.send(topic, key=b"post-1", value=payload).get(timeout=30)

@@ -411,6 +411,72 @@ def test_bad_inputs_have_defined_outcomes(pipeline: Pipeline) -> None:
     assert pipeline.worker is not None and pipeline.worker.poll() is None
 
 
+def poison_posts() -> dict[bytes, tuple[bytes, bytes, str]]:
+    """Original key -> (Kafka key, value, reason fragment): records that once passed the
+    raw checks and failed later, taking their batch with them (or stalling the stream)."""
+    def post(post_id: str, **fields: Any) -> pb.Post:
+        p = pb.Post(id=post_id, platform=pb.TWITTER, lang="en", text="a fine post")
+        p.created_at.FromSeconds(1_300_000_000)
+        for name, value in fields.items():
+            if name == "attributes":
+                p.attributes.update(value)
+            else:
+                setattr(p, name, value)
+        return p
+
+    unknown_platform = post("unknown-platform", platform=7)
+    year_10000 = post("year-10000")
+    year_10000.created_at.seconds = 253_402_300_800
+    bad_nanos = post("bad-nanos")
+    bad_nanos.created_at.nanos = 2_000_000_000
+    long_key = b"L" * 1_500_000
+    cases = {
+        b"unknown-platform": (unknown_platform, "platform 7"),
+        b"year-10000": (year_10000, "created_at is not a valid time"),
+        b"bad-nanos": (bad_nanos, "created_at is not a valid time"),
+        b"zero-width": (post("zero-width", text="\u200b\u200b"), "empty text"),
+        b"dotted-attribute": (post("dotted-attribute", attributes={"a.b": "x"}), "contains '.'"),
+        b"control-id": (post("control\x01id"), "control characters"),
+    }
+    out = {key: (key, p.SerializeToString(), why) for key, (p, why) in cases.items()}
+    out[long_key[:512]] = (long_key, post("long-key").SerializeToString(), "Kafka key is")
+    return out
+
+
+def test_poison_messages_are_dead_lettered_alone_and_the_stream_keeps_going(
+    pipeline: Pipeline,
+) -> None:
+    """Every poison record of ``poison_posts`` between good posts, several times over:
+    each poison record lands on posts.raw.dlq as INVALID, every good post is indexed,
+    nothing reaches posts.tagged.dlq."""
+    poison = poison_posts()
+    prod = producer(pipeline.bootstrap)
+    good = [f"good-{i}" for i in range(120)]
+    for i, post_id in enumerate(good):
+        prod.send(pipeline.topics.posts_raw, key=post_id.encode(),
+                  value=post_bytes(id=post_id, text=f"good post number {i}"))
+        if i % 20 == 10:
+            for key, value, _ in poison.values():
+                prod.send(pipeline.topics.posts_raw, key=key, value=value)
+    prod.flush()
+    prod.close()
+
+    wait_for(lambda: all(pipeline.get(p) is not None for p in good[-5:]), 120,
+             "the last good posts", pipeline)
+    missing = [p for p in good if pipeline.get(p) is None]
+    assert not missing, missing
+    letters = dead_letters(pipeline, len(poison))
+    for key, (_, _, fragment) in poison.items():
+        assert key in letters, (key[:40], sorted(k[:40] for k in letters))
+        assert letters[key].error_code == "INVALID", letters[key].reason
+        assert fragment in letters[key].reason, letters[key].reason
+    assert letters[b"L" * 512].original_key_size == 1_500_000
+    tagged_letters = dead_letters(pipeline, 10**6, topic=pipeline.topics.posts_tagged_dlq,
+                                  timeout=3)
+    assert not {p.encode() for p in good} & set(tagged_letters)
+    assert pipeline.worker is not None and pipeline.worker.poll() is None
+
+
 def tagged_bytes(post_id: str, attributes: dict[str, str]) -> bytes:
     post = pb.Post(id=post_id, platform=pb.TWITTER, text="x", attributes=attributes)
     post.created_at.FromSeconds(1_300_000_000)

@@ -7,7 +7,12 @@ from datetime import UTC, datetime
 import pytest
 
 from services import errors
-from services.articles import Generated, build_enriched_article, prepare_article
+from services.articles import (
+    ISSUE_PHRASE_CHARS,
+    Generated,
+    build_enriched_article,
+    prepare_article,
+)
 from services.config import MAX_PHRASE_CHARS, MAX_PHRASES
 from services.es.documents import article_document, article_index_name
 from services.es.template import mapping_properties
@@ -64,7 +69,8 @@ def test_invisible_or_control_phrases_are_issues_not_model_calls():
 
 def test_a_huge_phrase_is_named_cut_in_its_issue():
     _, issues = prepare(raw(required_phrases=["x" * 100_000])).phrases()
-    assert issues[0].status == "phrase_too_long" and len(issues[0].phrase) == MAX_PHRASE_CHARS + 1
+    assert issues[0].status == "phrase_too_long"
+    assert len(issues[0].phrase) == ISSUE_PHRASE_CHARS + 1 and issues[0].phrase.endswith("…")
 
 
 def test_long_bodies_are_cut_and_flagged():
