@@ -24,7 +24,7 @@ from deploy.process import DeployError, group_pids
 from deploy.settings import REPO_ROOT, Settings
 from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo, private_env, running
 from deploy.triton import Triton
-from services.kafka_topics import ensure_topics
+from services.kafka_topics import ensure_topics, topic_retention_ms
 
 pytestmark = pytest.mark.integration
 
