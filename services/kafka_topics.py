@@ -68,7 +68,7 @@ def topic_retention_ms(bootstrap: str, topic: str) -> int:
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="nlp-topics")
     try:
         [response] = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic,
-                                                            configs=["retention.ms"])])
+                                                            configs={"retention.ms": None})])
         entries = [e for resource in response.resources for e in resource[4]]
         return next(int(e[1]) for e in entries if e[0] == "retention.ms")
     finally:
