@@ -19,6 +19,7 @@ from deploy.process import (
     ProcessStore,
     Record,
     failure_report,
+    is_alive,
     members,
     port_bindable,
     stop_group,
@@ -107,6 +108,9 @@ class Server(ABC):
         timeout = self.settings.start_timeout if timeout is None else timeout
         with self.store.lock(self.name):
             running = self.record()
+            if running is not None and not is_alive(running.pid, running.start_ticks):
+                self._clean_after_crash(running)
+                running = None
             if running is not None:
                 self.as_started(running)._await_health(running, timeout)
                 if owner == "cli" and running.owner != "cli":
@@ -133,6 +137,23 @@ class Server(ABC):
         """Stop our server (and all its child processes). Returns False if none ran."""
         with self.store.lock(self.name):
             return self._stop_locked(timeout)
+
+    def _clean_after_crash(self, record: Record) -> None:
+        """The server died without ``down`` (``kill -9``, OOM): stop what it left running
+        (Triton's Python-backend stubs outlive their server and keep its shared memory),
+        remove what it left on disk (``leftovers``), forget it, so ``start`` starts anew."""
+        orphans = members(record)
+        print(f"{self.name}: the server (pid {record.pid}) is gone"
+              + (f"; stopping {len(orphans)} processes it left" if orphans else ""),
+              flush=True)
+        stop_group(record, timeout=10.0)
+        for path in self.leftovers():
+            path.unlink(missing_ok=True)
+        self.store.forget(self.name)
+
+    def leftovers(self) -> list[Path]:
+        """Files a crashed server leaves that would stop a new one from starting."""
+        return []
 
     def _stop_locked(self, timeout: float = 30.0) -> bool:
         record = self.record()

@@ -178,11 +178,19 @@ class Triton(Server):
             "--exit-on-error=true",
             "--exit-timeout-secs=15",
             # shared-memory names must not clash with another Triton on this machine
-            f"--backend-config=python,shm-region-prefix-name=nlp{s.triton_grpc_port}_",
+            f"--backend-config=python,shm-region-prefix-name={self.shm_prefix}",
         ]
         if not Path("/dev/nvidiactl").exists():
             cmd.append("--pinned-memory-pool-byte-size=0")
         return cmd
+
+    def leftovers(self) -> list[Path]:
+        """The Python backend's shared-memory regions of a killed server (same prefix)."""
+        return sorted(Path("/dev/shm").glob(f"{self.shm_prefix}*"))
+
+    @property
+    def shm_prefix(self) -> str:
+        return f"nlp{self.settings.triton_grpc_port}_"
 
     def healthy(self) -> bool:
         url = f"http://{self.settings.host}:{self.settings.triton_http_port}/v2/health/ready"

@@ -9,9 +9,11 @@ not depend on the project's real models.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -261,6 +263,37 @@ def test_cli_up_is_idempotent_and_down_leaves_no_process(echo_repo: Path, tmp_pa
     assert not Path(f"/proc/{record.pid}").exists() or _is_zombie(record.pid)
     assert "down" in run_cli(env, "status", "triton").stdout
     assert "not running" in run_cli(env, "down", "triton").stdout
+
+
+def test_up_after_a_kill_9_cleans_up_what_the_dead_server_left_and_starts_it(
+    echo_repo: Path, tmp_path: Path
+) -> None:
+    """Killing tritonserver alone leaves its Python-backend stubs (and their shared
+    memory) behind; ``up`` used to wait for the dead server until its timeout."""
+    env = private_env(tmp_path / "state", echo_repo)
+    assert run_cli(env, "up", "triton").returncode == 0
+    triton = Triton(Settings.from_env(env))
+    dead = triton.record()
+    assert dead is not None
+    os.kill(dead.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{dead.pid}").exists() and not _is_zombie(dead.pid):
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    stubs = group_pids(dead.pid)
+    assert stubs, "the stub should outlive its server"
+
+    started = time.monotonic()
+    again = run_cli(env, "up", "triton")
+    took = time.monotonic() - started
+    try:
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert f"the server (pid {dead.pid}) is gone" in again.stdout
+        assert group_pids(dead.pid) == []
+        assert took < 60, f"restart took {took:.0f}s"
+        print(f"up after kill -9: {took:.1f}s")
+    finally:
+        run_cli(env, "down", "triton")
 
 
 def test_fixture_stops_only_servers_no_other_session_uses(tmp_path: Path) -> None:
