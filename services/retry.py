@@ -9,6 +9,7 @@ silently. Only a finite ``RetryPolicy.max_wait`` (tests) ends in ``RetryGaveUp``
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import random
 import time
@@ -18,6 +19,12 @@ from typing import TypeVar
 from services.config import RetryPolicy
 
 T = TypeVar("T")
+
+
+#: Operations waiting on a dependency right now (what, how long, attempts, last error),
+#: served by the worker's ``/health/`` page; empty when nothing waits.
+WAITING: dict[int, dict[str, object]] = {}
+_tokens = itertools.count()
 
 
 class RetryGaveUp(RuntimeError):
@@ -40,23 +47,38 @@ async def retry_async(
     what: str,
     log: logging.Logger,
 ) -> T:
-    """Await ``op()`` until it succeeds; retry transient errors, re-raise the others."""
+    """Await ``op()`` until it succeeds; retry transient errors, re-raise the others.
+
+    While it waits, ``WAITING`` shows it (the worker's ``/health/`` page); the first
+    failure and the recovery are the state changes an operator reads in the log."""
     started = time.monotonic()
-    for attempt, delay in enumerate(delays(policy), start=1):
-        try:
-            return await op()
-        except Exception as exc:
-            if not is_transient(exc):
-                raise
-            waited = time.monotonic() - started
-            if policy.max_wait is not None and waited + delay > policy.max_wait:
-                raise RetryGaveUp(f"{what}: still failing after {waited:.1f}s: {exc}") from exc
-            log.warning(
-                "%s failed (attempt %d, %.1fs so far): %s; retrying in %.2fs",
-                what, attempt, waited, _brief(exc), delay,
-            )
-            await asyncio.sleep(delay)
-    raise AssertionError("unreachable")  # delays() never ends
+    token = next(_tokens)
+    try:
+        for attempt, delay in enumerate(delays(policy), start=1):
+            try:
+                result = await op()
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                waited = time.monotonic() - started
+                WAITING[token] = {"what": what, "waited_s": round(waited, 1),
+                                  "attempts": attempt, "error": _brief(exc)}
+                if policy.max_wait is not None and waited + delay > policy.max_wait:
+                    raise RetryGaveUp(
+                        f"{what}: still failing after {waited:.1f}s: {exc}") from exc
+                log.warning(
+                    "%s failed (attempt %d, %.1fs so far): %s; retrying in %.2fs",
+                    what, attempt, waited, _brief(exc), delay,
+                )
+                await asyncio.sleep(delay)
+                continue
+            if attempt > 1:
+                log.warning("%s recovered after %d attempts in %.1fs", what, attempt,
+                            time.monotonic() - started)
+            return result
+        raise AssertionError("unreachable")  # delays() never ends
+    finally:
+        WAITING.pop(token, None)
 
 
 def _brief(exc: BaseException) -> str:

@@ -30,9 +30,12 @@ Failure modes and what covers them:
 from __future__ import annotations
 
 import faust
+import faust.web
 
 from services.config import MAX_RAW_BYTES, PipelineConfig, load
+from services.retry import WAITING
 from services.stream import headline_articles, indexing, tag_posts
+from services.stream.batching import COUNTS
 
 
 def create_app(cfg: PipelineConfig) -> faust.App:
@@ -74,9 +77,24 @@ def raw_topic(app: faust.App, name: str) -> faust.TopicT:
     )
 
 
+def health() -> dict[str, object]:
+    """What the worker's ``/health/`` page serves: ``ok`` unless something waits on a
+    dependency (Triton, Elasticsearch, Kafka) right now, what waits and why, and the
+    counters since start (dead letters per code, dead letters dropped)."""
+    waiting = sorted(WAITING.values(), key=lambda w: -float(w["waited_s"]))  # type: ignore[arg-type]
+    counters = dict(sorted(COUNTS.items()))
+    return {"status": "waiting" if waiting else "ok", "waiting": waiting,
+            "counters": counters}
+
+
 def build(cfg: PipelineConfig) -> faust.App:
     """The app with its agents: posts (tag, index) and articles (headlines, index)."""
     app = create_app(cfg)
+
+    @app.page("/health/")
+    async def health_page(web: faust.web.Web, request: faust.web.Request) -> faust.web.Response:
+        return web.json(health())
+
     t = cfg.topics
     tag_posts.register(
         app, cfg, raw_topic(app, t.posts_raw), raw_topic(app, t.posts_tagged),

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -606,9 +607,10 @@ def test_waits_out_triton_and_elasticsearch_outages(
 ) -> None:
     """The worker starts while Triton and ES are unreachable, logs its retries, and
     processes everything once they come back (nothing dead-lettered, nothing lost)."""
-    triton_port, es_port = free_port(), free_port()
+    triton_port, es_port, web_port = free_port(), free_port(), free_port()
     pipe = make_pipeline(
-        dict(servers, NLP_TRITON_GRPC_PORT=str(triton_port), NLP_ES_PORT=str(es_port)),
+        dict(servers, NLP_TRITON_GRPC_PORT=str(triton_port), NLP_ES_PORT=str(es_port),
+             NLP_STREAM_WEB_PORT=str(web_port)),
         es, kafka, tmp_path,
     )
     proxies: list[TcpProxy] = []
@@ -618,15 +620,26 @@ def test_waits_out_triton_and_elasticsearch_outages(
         replay(pipe, n)
         wait_for(lambda: f"Triton pos_tagger at 127.0.0.1:{triton_port}" in pipe.log()
                  and "install index template failed" in pipe.log(), 60, "retry logs", pipe)
+        during = worker_health(web_port)
+        assert during["status"] == "waiting", during
+        waiting = " ".join(str(w["what"]) for w in during["waiting"])
+        assert "Triton pos_tagger" in waiting and "index template" in waiting, during
         proxies = [TcpProxy(triton_port, triton.grpc_port), TcpProxy(es_port, elasticsearch.port)]
         wait_for(lambda: pipe.count() >= n, 120, f"{n} posts after the outage", pipe)
         assert pipe.count() == n
         assert dead_letters(pipe, 0, timeout=2) == {}
+        assert worker_health(web_port)["status"] == "ok"
+        assert "recovered after" in pipe.log()
     finally:
         cleanup(pipe)
         for proxy in proxies:
             proxy.shutdown()
             proxy.server_close()
+
+
+def worker_health(port: int) -> dict[str, Any]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/health/", timeout=10) as resp:
+        return json.loads(resp.read())
 
 
 def test_stop_during_outage_loses_nothing(
