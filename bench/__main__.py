@@ -4,6 +4,7 @@
     python -m bench hashtag [--posts 1000] [--beam 4] [--skip-pipeline]
     python -m bench headline [--articles 30] [--words 400] [--skip-pipeline]
     python -m bench headline-api [--requests 32] [--words 400] [--articles 8]
+    python -m bench faults [--posts 5000] [--rate 100] [--only worker_kill,...]
 """
 
 from __future__ import annotations
@@ -33,7 +34,20 @@ def main() -> None:
     p_api.add_argument("--requests", type=int, default=32, help="requests per concurrency level")
     p_api.add_argument("--words", type=int, default=400, help="words per article")
     p_api.add_argument("--articles", type=int, default=8, help="distinct articles, cycled")
+    p_faults = sub.add_parser("faults", help="fault suite: posts through the stack while "
+                              "workers, servers and inputs break")
+    p_faults.add_argument("--posts", type=int, default=5000, help="good posts per scenario")
+    p_faults.add_argument("--rate", type=float, default=100, help="posts per second fed")
+    p_faults.add_argument("--only", default="", help="comma-separated scenario names")
+    p_faults.add_argument("--broker-down", type=float, default=90, help="seconds")
+    p_faults.add_argument("--es-fault", type=float, default=30, help="seconds of 429s")
     args = parser.parse_args()
+    if args.which == "faults":
+        from bench.faults import run as run_faults
+
+        result = run_faults(args.posts, args.rate, args.only, args.broker_down, args.es_fault)
+        print(json.dumps(result, indent=2))
+        raise SystemExit(0 if result["all_targets_met"] else 1)
     if args.which == "pos":
         from bench.pos import run
 

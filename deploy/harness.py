@@ -1,0 +1,294 @@
+"""One isolated pipeline run on the local stack: its own topics, index prefix and consumer
+group, Faust workers as subprocesses, a producer, and what a run is judged by.
+
+Used by the fault suite (``python -m bench faults``) and the throughput bench: a run never
+sees another run's data, so runs can follow each other (or the demo) on the same servers.
+
+    run = PipelineRun.create(settings, "faults-worker_kill")
+    worker = run.start_worker()
+    run.produce(items, rate=100)
+    run.wait_indexed(ids, timeout=300)
+    outcome = run.outcome(ids)      # indexed, lost, duplicate documents, dead letters ...
+    run.cleanup()
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from deploy.process import stop_child
+from deploy.settings import REPO_ROOT, Settings
+from services.config import MAX_RAW_BYTES, PipelineConfig, Topics
+from services.es.bulk import make_client
+from services.kafka_topics import ensure_topics
+from services.pb import messages_pb2 as pb
+
+
+@dataclass
+class Worker:
+    """A ``python -m services.stream worker`` subprocess and its log."""
+
+    proc: subprocess.Popen[bytes]
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+
+@dataclass
+class PipelineRun:
+    """Topics ``<name>.posts.raw`` ..., indices ``<name>-posts-*``, group ``<name>``."""
+
+    name: str
+    settings: Settings
+    env: dict[str, str]
+    config: PipelineConfig
+    log_dir: Path
+    workers: list[Worker] = field(default_factory=list)
+
+    @classmethod
+    def create(cls, settings: Settings, label: str, **env: str) -> PipelineRun:
+        """A fresh run named ``<label>-<random>``; ``env`` adds NLP_* overrides."""
+        name = f"{label}-{uuid.uuid4().hex[:6]}".lower()
+        full_env = dict(os.environ, NLP_TOPIC_PREFIX=f"{name}.",
+                        NLP_INDEX_PREFIX=f"{name}-posts",
+                        NLP_ARTICLE_INDEX_PREFIX=f"{name}-articles", NLP_APP_ID=name,
+                        NLP_STREAM_WEB_PORT="0", PYTHONUNBUFFERED="1")
+        full_env.update(settings_env(settings))
+        full_env.update(env)
+        config = PipelineConfig.from_env(full_env)
+        ensure_topics(config.servers.kafka_bootstrap, config.topics.all())
+        log_dir = settings.state_dir / "logs" / "runs"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        return cls(name, settings, full_env, config, log_dir)
+
+    @property
+    def topics(self) -> Topics:
+        return self.config.topics
+
+    @property
+    def index_pattern(self) -> str:
+        return self.config.index_pattern
+
+    # Workers ---------------------------------------------------------------------------
+    def start_worker(self, ready_timeout: float = 180) -> Worker:
+        """Start a worker and wait until Faust says it is ready."""
+        path = self.log_dir / f"{self.name}-worker{len(self.workers) + 1}.log"
+        with path.open("wb") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "services.stream", "worker", "-l", "info"],
+                cwd=REPO_ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        worker = Worker(proc, path)
+        self.workers.append(worker)
+        wait_until(lambda: "Worker]: Ready" in worker.log(), ready_timeout,
+                   f"worker ready (log {path})", check=lambda: worker.alive())
+        return worker
+
+    def kill_worker(self, worker: Worker) -> None:
+        """SIGKILL: no shutdown, no commit -- what a crash or an OOM kill does."""
+        worker.proc.send_signal(signal.SIGKILL)
+        worker.proc.wait()
+
+    def stop_workers(self) -> None:
+        for worker in self.workers:
+            if worker.alive():
+                stop_child(worker.proc)
+
+    # Input -------------------------------------------------------------------------------
+    def produce(self, items: Iterable[tuple[bytes | None, bytes | None]], rate: float = 0,
+                topic: str = "") -> int:
+        """Send (key, value) records at ``rate`` per second (0: as fast as possible) and
+        make sure the broker has every one (acks=all): a send that fails, e.g. while the
+        broker is down in a fault scenario, is repeated until it succeeds, so a post that
+        is missing later was lost by the pipeline, not by the producer. Idempotent
+        producer: a repeated send never writes a record twice. Returns how many."""
+        from kafka import KafkaProducer
+
+        producer = KafkaProducer(bootstrap_servers=self.config.servers.kafka_bootstrap,
+                                 acks="all", linger_ms=5, max_request_size=MAX_RAW_BYTES,
+                                 enable_idempotence=True, max_block_ms=10_000)
+        target = topic or self.topics.posts_raw
+        began, sent = time.monotonic(), 0
+        pending: list[tuple[bytes | None, bytes | None, object]] = []
+        try:
+            for key, value in items:
+                pending.append((key, value, send_until_accepted(producer, target, key, value)))
+                sent += 1
+                if rate:
+                    ahead = began + sent / rate - time.monotonic()
+                    if ahead > 0:
+                        time.sleep(ahead)
+            while pending:
+                producer.flush()
+                failed = [(k, v) for k, v, future in pending if future.failed()]  # type: ignore[attr-defined]
+                pending = [(k, v, send_until_accepted(producer, target, k, v))
+                           for k, v in failed]
+        finally:
+            producer.close()
+        return sent
+
+    # What came out -------------------------------------------------------------------------
+    def count_indexed(self, ids: Sequence[str]) -> int:
+        """Searchable documents among ``ids`` (0 before the first index exists)."""
+        es = make_client(self.config.servers.es_url)
+        try:
+            es.indices.refresh(index=self.index_pattern, allow_no_indices=True,
+                               ignore_unavailable=True)
+            body = {"query": {"ids": {"values": list(ids)}}}
+            return int(es.count(index=self.index_pattern, body=body, allow_no_indices=True,
+                                ignore_unavailable=True)["count"])
+        except Exception:  # noqa: BLE001 - down (a fault) or no index yet: nothing found
+            return 0
+        finally:
+            es.close()
+
+    def wait_indexed(self, ids: Sequence[str], timeout: float,
+                     progress: Callable[[int], None] | None = None) -> bool:
+        """Poll until every id is searchable; False after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = self.count_indexed(ids)
+            if progress is not None:
+                progress(found)
+            if found >= len(ids):
+                return True
+            time.sleep(1.0)
+        return False
+
+    def document_ids(self) -> Counter[str]:
+        """Every document ``_id`` in the run's indices, with how often it occurs."""
+        from elasticsearch.helpers import scan
+
+        es = make_client(self.config.servers.es_url)
+        try:
+            es.indices.refresh(index=self.index_pattern, allow_no_indices=True,
+                               ignore_unavailable=True)
+            hits = scan(es, index=self.index_pattern, query={"query": {"match_all": {}}},
+                        _source=False, ignore_unavailable=True)
+            return Counter(hit["_id"] for hit in hits)
+        finally:
+            es.close()
+
+    def topic_records(self, topic: str) -> list[tuple[bytes | None, bytes | None]]:
+        """Every (key, value) on ``topic`` from the beginning."""
+        from kafka import KafkaConsumer
+
+        consumer = KafkaConsumer(topic, bootstrap_servers=self.config.servers.kafka_bootstrap,
+                                 group_id=None, enable_auto_commit=False,
+                                 auto_offset_reset="earliest", consumer_timeout_ms=3000,
+                                 fetch_max_bytes=4 * MAX_RAW_BYTES,
+                                 max_partition_fetch_bytes=2 * MAX_RAW_BYTES)
+        try:
+            return [(r.key, r.value) for r in consumer]
+        finally:
+            consumer.close()
+
+    def dead_letters(self) -> list[pb.DeadLetter]:
+        """The dead letters of the posts flow (raw and tagged)."""
+        return [pb.DeadLetter.FromString(value or b"")
+                for topic in (self.topics.posts_raw_dlq, self.topics.posts_tagged_dlq)
+                for _, value in self.topic_records(topic)]
+
+    def outcome(self, good_ids: Sequence[str], malformed: int = 0,
+                bad_prefix: bytes = b"bad-") -> dict:
+        """How the run treated its input: every good post indexed once, none lost or
+        dead-lettered, each of the ``malformed`` records (keys starting ``bad_prefix``)
+        dead-lettered once with a code."""
+        good = set(good_ids)
+        docs = self.document_ids()
+        tagged = Counter(key.decode("utf-8", "replace") for key, _ in
+                         self.topic_records(self.topics.posts_tagged) if key)
+        letters = self.dead_letters()
+        good_letters = [x for x in letters if x.original_key.decode("utf-8", "replace") in good]
+        bad_letters = {(x.source_topic, x.partition, x.offset) for x in letters
+                       if x.original_key.startswith(bad_prefix)}
+        indexed = sum(1 for i in good if docs.get(i))
+        return {
+            "posts": len(good),
+            "indexed": indexed,
+            "lost": len(good) - indexed,
+            "duplicate_documents": sum(n - 1 for n in docs.values() if n > 1),
+            "duplicates_on_tagged_topic": sum(n - 1 for i, n in tagged.items()
+                                              if n > 1 and i in good),
+            "good_dead_lettered": len(good_letters),
+            "malformed": malformed,
+            "malformed_dead_lettered": len(bad_letters),
+            "dead_letters_by_code": dict(sorted(Counter(x.error_code for x in letters).items())),
+        }
+
+    def cleanup(self) -> None:
+        """Stop the workers; delete the run's indices and topics."""
+        self.stop_workers()
+        es = make_client(self.config.servers.es_url)
+        try:
+            es.indices.delete(index=f"{self.name}-*", allow_no_indices=True,
+                              ignore_unavailable=True)
+        except Exception:  # noqa: BLE001 - best effort
+            pass
+        finally:
+            es.close()
+        from kafka import KafkaAdminClient
+
+        try:
+            admin = KafkaAdminClient(bootstrap_servers=self.config.servers.kafka_bootstrap)
+            try:
+                admin.delete_topics(self.topics.all())
+            finally:
+                admin.close()
+        except Exception:  # noqa: BLE001 - best effort
+            pass
+
+
+def send_until_accepted(producer, topic: str, key: bytes | None, value: bytes | None):
+    """``producer.send``, repeated while the broker cannot take it (metadata timeout)."""
+    from kafka.errors import KafkaTimeoutError
+
+    while True:
+        try:
+            return producer.send(topic, key=key, value=value)
+        except KafkaTimeoutError:
+            time.sleep(1.0)
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    """NLP_* variables that point a worker at ``settings``' servers."""
+    return {
+        "NLP_KAFKA_HOST": settings.kafka_host, "NLP_KAFKA_PORT": str(settings.kafka_port),
+        "NLP_ES_HOST": settings.es_host, "NLP_ES_PORT": str(settings.es_port),
+        "NLP_TRITON_HOST": settings.triton_host,
+        "NLP_TRITON_GRPC_PORT": str(settings.triton_grpc_port),
+        "NLP_TRITON_HTTP_PORT": str(settings.triton_http_port),
+        "NLP_STATE_DIR": str(settings.state_dir),
+    }
+
+
+def wait_until(cond: Callable[[], bool], timeout: float, what: str,
+               check: Callable[[], bool] = lambda: True) -> None:
+    """Poll ``cond``; raise TimeoutError after ``timeout`` s or RuntimeError if ``check``
+    (e.g. "the worker is alive") turns false."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if not check():
+            raise RuntimeError(f"gave up waiting for {what}: the process exited")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: not within {timeout:.0f}s")
+        time.sleep(0.25)
+
+
+def post_bytes(post_id: str, text: str, created_at: int = 1_700_000_000) -> bytes:
+    """A valid English Twitter post."""
+    post = pb.Post(id=post_id, platform=pb.TWITTER, lang="en", text=text)
+    post.created_at.FromSeconds(created_at)
+    return post.SerializeToString()
