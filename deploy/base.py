@@ -9,6 +9,7 @@ processes behind.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -145,7 +146,7 @@ class Server(ABC):
         orphans = members(record)
         print(f"{self.name}: the server (pid {record.pid}) is gone"
               + (f"; stopping {len(orphans)} processes it left" if orphans else ""),
-              flush=True)
+              file=sys.stderr, flush=True)
         stop_group(record, timeout=10.0)
         for path in self.leftovers():
             path.unlink(missing_ok=True)

@@ -20,6 +20,14 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "integration: needs real local servers (Kafka, Elasticsearch, Triton)"
     )
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
+    config.addinivalue_line(
+        "markers", "disruptive: kills and restarts the shared servers; runs after the rest"
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that kill the shared servers run last, so no other test sees the outage."""
+    items.sort(key=lambda item: item.get_closest_marker("disruptive") is not None)
 
 
 def _serve(name: str) -> Iterator[object]:
