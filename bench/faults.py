@@ -44,6 +44,7 @@ from deploy.harness import PipelineRun, post_bytes, wait_until
 from deploy.settings import REPO_ROOT, Settings
 from deploy.stack import server
 from deploy.testing import free_ports
+from deploy.triton import admin_headers
 from services.pb import messages_pb2 as pb
 
 SAMPLE = REPO_ROOT / "deploy" / "sample_data" / "tweets.jsonl"
@@ -229,10 +230,10 @@ def model_reload(ctx: Context) -> float | None:
     import tritonclient.http as httpclient
 
     client = httpclient.InferenceServerClient(ctx.settings.triton_http_url)
-    client.unload_model("pos_tagger")
+    client.unload_model("pos_tagger", headers=admin_headers(ctx.settings))
     time.sleep(10)
     began = time.monotonic()
-    client.load_model("pos_tagger")
+    client.load_model("pos_tagger", headers=admin_headers(ctx.settings))
     return resumed_after(ctx, began)
 
 

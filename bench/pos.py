@@ -123,9 +123,11 @@ def _reload_model(settings, model: str = "pos_tagger") -> None:
     """Unload and load a model, so every path starts with the same cold caches."""
     import tritonclient.http as httpclient
 
+    from deploy.triton import admin_headers
+
     client = httpclient.InferenceServerClient(settings.triton_http_url)
-    client.unload_model(model)
-    client.load_model(model)
+    client.unload_model(model, headers=admin_headers(settings))
+    client.load_model(model, headers=admin_headers(settings))
 
 
 def _cores() -> int:

@@ -25,7 +25,7 @@ import pytest
 from deploy.process import DeployError, group_pids
 from deploy.settings import REPO_ROOT, Settings
 from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo, private_env, running
-from deploy.triton import Triton
+from deploy.triton import Triton, admin_headers
 from services.kafka_topics import ensure_topics, topic_retention_ms
 
 pytestmark = pytest.mark.integration
@@ -224,10 +224,31 @@ def test_triton_explicit_mode_reloads_models(triton_echo: TritonInfo) -> None:
     import tritonclient.http as httpclient
 
     client = httpclient.InferenceServerClient(triton_echo.http_url)
-    index = {m["name"]: m for m in client.get_model_repository_index()}
+    admin = admin_headers(triton_echo.settings)
+    index = {m["name"]: m for m in client.get_model_repository_index(headers=admin)}
     assert index["echo"]["state"] == "READY"
-    client.load_model("echo")
+    client.load_model("echo", headers=admin)
     assert client.is_model_ready("echo")
+
+
+def test_triton_admin_apis_need_the_admin_key(triton_echo: TritonInfo) -> None:
+    """Any local user can reach loopback: loading, unloading and listing models (and
+    the other admin APIs) must not be open to them. Inference stays open."""
+    import tritonclient.grpc as grpcclient
+    import tritonclient.http as httpclient
+    from tritonclient.utils import InferenceServerException
+
+    http = httpclient.InferenceServerClient(triton_echo.http_url)
+    grpc = grpcclient.InferenceServerClient(triton_echo.grpc_url)
+    for call in (lambda: http.unload_model("echo"), lambda: http.load_model("echo"),
+                 lambda: http.unload_model("echo", headers={"triton-admin-key": "guess"}),
+                 lambda: grpc.unload_model("echo"),
+                 lambda: grpc.get_model_repository_index()):
+        with pytest.raises(InferenceServerException):
+            call()
+    assert http.is_model_ready("echo") and grpc.is_model_ready("echo")
+    grpc.load_model("echo", headers=admin_headers(triton_echo.settings, grpc=True))
+    assert grpc.is_model_ready("echo")
 
 
 # Lifecycle and failure messages ----------------------------------------------------------

@@ -20,6 +20,7 @@ import tritonclient.http as httpclient
 
 from deploy.settings import REPO_ROOT, Settings
 from deploy.testing import TritonInfo, private_env, running
+from deploy.triton import admin_headers
 from training.pos.evaluate import shipped_checkpoint
 from training.pos.export import export
 from training.pos.predictor import PosPredictor
@@ -97,7 +98,8 @@ def test_a_new_version_is_served_without_failing_a_request(tmp_path: Path) -> No
             time.sleep(1.0)
             new_dir = export(str(shipped_checkpoint()), str(repo))
             assert new_dir.name == "2"
-            httpclient.InferenceServerClient(info.http_url).load_model("pos_tagger")
+            httpclient.InferenceServerClient(info.http_url).load_model(
+                "pos_tagger", headers=admin_headers(info.settings))
             deadline = time.monotonic() + 60
             while "2" not in versions[-3:] and time.monotonic() < deadline:
                 time.sleep(0.5)

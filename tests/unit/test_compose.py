@@ -7,6 +7,7 @@ deploy/ci-apt-packages.txt.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 
@@ -33,14 +34,27 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def compose(*args: str) -> subprocess.CompletedProcess[str]:
+#: Secrets come from the environment; this one only has to be present for ``config``.
+SECRETS = {"NLP_TRITON_ADMIN_KEY": "test-admin-key"}
+
+
+def compose(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["docker-compose", "-f", str(COMPOSE_FILE), *args],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
         timeout=120,
+        env={**os.environ, **SECRETS} if env is None else env,
     )
+
+
+def test_triton_admin_apis_need_a_key_from_the_environment(resolved: str) -> None:
+    assert "model-repository,shared-memory,trace,logging:triton-admin-key=test-admin-key" \
+        in resolved
+    without = {k: v for k, v in os.environ.items() if k not in SECRETS}
+    result = compose("config", "-q", env=without)
+    assert result.returncode != 0 and "NLP_TRITON_ADMIN_KEY" in result.stderr
 
 
 @pytest.fixture(scope="module")
