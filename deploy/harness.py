@@ -28,6 +28,7 @@ from pathlib import Path
 from deploy.process import stop_child
 from deploy.settings import REPO_ROOT, Settings
 from services.config import MAX_RAW_BYTES, PipelineConfig, Topics
+from services.credentials import KafkaSecurity
 from services.es.bulk import make_client
 from services.kafka_topics import ensure_topics
 from services.pb import messages_pb2 as pb
@@ -118,7 +119,8 @@ class PipelineRun:
 
         producer = KafkaProducer(bootstrap_servers=self.config.servers.kafka_bootstrap,
                                  acks="all", linger_ms=5, max_request_size=MAX_RAW_BYTES,
-                                 enable_idempotence=True, max_block_ms=10_000)
+                                 enable_idempotence=True, max_block_ms=10_000,
+                                 **KafkaSecurity.from_env(self.env).kafka_options())
         target = topic or self.topics.posts_raw
         began, sent = time.monotonic(), 0
         pending: list[tuple[bytes | None, bytes | None, object]] = []
@@ -189,7 +191,8 @@ class PipelineRun:
                                  group_id=None, enable_auto_commit=False,
                                  auto_offset_reset="earliest", consumer_timeout_ms=3000,
                                  fetch_max_bytes=4 * MAX_RAW_BYTES,
-                                 max_partition_fetch_bytes=2 * MAX_RAW_BYTES)
+                                 max_partition_fetch_bytes=2 * MAX_RAW_BYTES,
+                                 **KafkaSecurity.from_env(self.env).kafka_options())
         try:
             return [(r.key, r.value) for r in consumer]
         finally:
@@ -242,7 +245,8 @@ class PipelineRun:
         from kafka import KafkaAdminClient
 
         try:
-            admin = KafkaAdminClient(bootstrap_servers=self.config.servers.kafka_bootstrap)
+            admin = KafkaAdminClient(bootstrap_servers=self.config.servers.kafka_bootstrap,
+                                     **KafkaSecurity.from_env(self.env).kafka_options())
             try:
                 admin.delete_topics(self.topics.all())
             finally:

@@ -56,6 +56,7 @@ class Settings:
     es_port: int = 9200
     es_transport_port: int = 9300
     es_cluster_name: str = "nlp-local"
+    es_scheme: str = "http"  # https for a secured deployment (services.credentials)
     triton_http_port: int = 8000
     triton_grpc_port: int = 8001
     triton_metrics_port: int = 8002
@@ -79,6 +80,7 @@ class Settings:
             es_port=_int(e, "NLP_ES_PORT", 9200),
             es_transport_port=_int(e, "NLP_ES_TRANSPORT_PORT", 9300),
             es_cluster_name=e.get("NLP_ES_CLUSTER_NAME", "nlp-local"),
+            es_scheme=e.get("NLP_ES_SCHEME", "").strip().lower() or "http",
             triton_http_port=_int(e, "NLP_TRITON_HTTP_PORT", 8000),
             triton_grpc_port=_int(e, "NLP_TRITON_GRPC_PORT", 8001),
             triton_metrics_port=_int(e, "NLP_TRITON_METRICS_PORT", 8002),
@@ -112,7 +114,7 @@ class Settings:
     @property
     def es_url(self) -> str:
         """Base URL for the Elasticsearch client."""
-        return f"http://{self.es_host}:{self.es_port}"
+        return f"{self.es_scheme}://{self.es_host}:{self.es_port}"
 
     @property
     def triton_http_url(self) -> str:

@@ -18,6 +18,7 @@ from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, Ne
 from kafka.errors import TopicAlreadyExistsError
 
 from services.config import DLQ_RETENTION_DAYS
+from services.credentials import KafkaSecurity
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,8 @@ def ensure_topics(bootstrap: str, topics: Iterable[str], partitions: int = 4,
                   dlq_retention_days: float = DLQ_RETENTION_DAYS) -> list[str]:
     """Create the missing topics and set the dead-letter topics' retention; return the
     topics created."""
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="nlp-topics")
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="nlp-topics",
+                             **KafkaSecurity.from_env().kafka_options())
     try:
         wanted = list(dict.fromkeys(topics))
         existing = set(admin.list_topics())
@@ -65,7 +67,8 @@ def ensure_topics(bootstrap: str, topics: Iterable[str], partitions: int = 4,
 
 def topic_retention_ms(bootstrap: str, topic: str) -> int:
     """The ``retention.ms`` in force for ``topic`` (its own, or the broker's default)."""
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="nlp-topics")
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="nlp-topics",
+                             **KafkaSecurity.from_env().kafka_options())
     try:
         [response] = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic,
                                                             configs={"retention.ms": None})])

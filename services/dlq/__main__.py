@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from kafka import KafkaConsumer, KafkaProducer
 
 from services.config import MAX_RAW_BYTES, PipelineConfig
+from services.credentials import KafkaSecurity
 from services.dlq import is_complete
 from services.pb import messages_pb2 as pb
 
@@ -51,6 +52,7 @@ def read_letters(bootstrap: str, topic: str) -> Iterator[tuple[int, int, pb.Dead
         topic, bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
         auto_offset_reset="earliest", consumer_timeout_ms=3000,
         fetch_max_bytes=4 * MAX_RAW_BYTES, max_partition_fetch_bytes=2 * MAX_RAW_BYTES,
+        **KafkaSecurity.from_env().kafka_options(),
     )
     try:
         for record in consumer:
@@ -96,7 +98,8 @@ def inspect(args: argparse.Namespace, bootstrap: str) -> dict[str, object]:
 
 def replay(args: argparse.Namespace, bootstrap: str) -> dict[str, object]:
     producer = None if args.dry_run else KafkaProducer(
-        bootstrap_servers=bootstrap, acks="all", max_request_size=MAX_RAW_BYTES)
+        bootstrap_servers=bootstrap, acks="all", max_request_size=MAX_RAW_BYTES,
+        **KafkaSecurity.from_env().kafka_options())
     counts: Counter[str] = Counter()
     try:
         for partition, offset, letter in selected(read_letters(bootstrap, args.topic),

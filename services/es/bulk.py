@@ -25,6 +25,7 @@ from elasticsearch import Elasticsearch
 from elasticsearch import exceptions as es_exc
 
 from services.config import RetryPolicy
+from services.credentials import ElasticsearchAuth
 from services.retry import retry_async
 
 log = logging.getLogger(__name__)
@@ -131,4 +132,5 @@ class BulkIndexer:
 
 def make_client(url: str, timeout: float = 30.0) -> Elasticsearch:
     """A client without its own retries (ours log and back off)."""
-    return Elasticsearch([url], timeout=timeout, max_retries=0, retry_on_timeout=False)
+    return Elasticsearch([url], timeout=timeout, max_retries=0, retry_on_timeout=False,
+                         **ElasticsearchAuth.from_env().client_options(url))

@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 from deploy.settings import Settings
 from services.config import MAX_RAW_BYTES
+from services.credentials import KafkaSecurity
 from services.producer.feed import FeedError, Record, count_lines, read_feed
 from services.producer.ratelimit import TokenBucket
 
@@ -57,6 +58,7 @@ def make_producer(bootstrap: str, compression: str) -> KafkaProducer:
         linger_ms=20,
         retries=5,
         client_id="nlp-replay",
+        **KafkaSecurity.from_env().kafka_options(),
     )
 
 

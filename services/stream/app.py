@@ -38,6 +38,7 @@ import faust
 import faust.web
 
 from services.config import MAX_RAW_BYTES, PipelineConfig, load
+from services.credentials import KafkaSecurity
 from services.retry import WAITING
 from services.stream import headline_articles, indexing, tag_posts
 from services.stream.batching import COUNTS
@@ -72,6 +73,7 @@ def create_app(cfg: PipelineConfig) -> faust.App:
         stream_buffer_maxsize=max(1024, 4 * cfg.index_batch_size),
         stream_wait_empty=False,
         topic_partitions=4,
+        broker_credentials=KafkaSecurity.from_env().faust_credentials(),
     )
 
 
