@@ -40,8 +40,10 @@ import faust.web
 from services.config import MAX_RAW_BYTES, PipelineConfig, load
 from services.credentials import KafkaSecurity
 from services.retry import WAITING
-from services.stream import headline_articles, indexing, tag_posts
+from services.stream import indexing, stage
 from services.stream.batching import COUNTS
+from services.stream.headline_articles import HeadlineArticles
+from services.stream.tag_posts import TagPosts
 
 
 def create_app(cfg: PipelineConfig) -> faust.App:
@@ -103,9 +105,10 @@ def build(cfg: PipelineConfig) -> faust.App:
         return web.json(health())
 
     t = cfg.topics
-    tag_posts.register(
-        app, cfg, raw_topic(app, t.posts_raw), raw_topic(app, t.posts_tagged),
-        raw_topic(app, t.posts_raw_dlq),
+    stage.register(
+        app, lambda: TagPosts.connect(cfg), "tag_posts", raw_topic(app, t.posts_raw),
+        raw_topic(app, t.posts_tagged), raw_topic(app, t.posts_raw_dlq),
+        cfg.tag_batch_size, cfg.tag_batch_within, cfg.retry,
     )
     indexing.register(
         app, cfg.servers.es_url, cfg.index_prefix, indexing.POSTS, cfg.index_batch_size,
@@ -113,9 +116,11 @@ def build(cfg: PipelineConfig) -> faust.App:
         raw_topic(app, t.posts_tagged_dlq),
     )
     if cfg.headline_model or cfg.constrained_model:
-        headline_articles.register(
-            app, cfg, raw_topic(app, t.articles_raw), raw_topic(app, t.articles_headlines),
-            raw_topic(app, t.articles_raw_dlq),
+        stage.register(
+            app, lambda: HeadlineArticles.connect(cfg), "headline_articles",
+            raw_topic(app, t.articles_raw), raw_topic(app, t.articles_headlines),
+            raw_topic(app, t.articles_raw_dlq), cfg.headline_batch_size,
+            cfg.headline_batch_within, cfg.retry,
         )
         indexing.register(
             app, cfg.servers.es_url, cfg.article_index_prefix, indexing.ARTICLES,

@@ -18,7 +18,8 @@ from services.es.bulk import BulkItem, classify
 from services.pb import messages_pb2 as pb
 from services.retry import RetryGaveUp, retry_async
 from services.stream.batching import guarded
-from services.stream.tag_posts import Item, split_valid, sub_batches
+from services.stream.stage import Item, split_valid, sub_batches
+from services.stream.tag_posts import TagPosts
 from services.triton import ModelError, is_transient, parse_hashtags_json, parse_tags_json
 
 FAST = RetryPolicy(initial=0.001, factor=2.0, max_delay=0.01, max_wait=0.2)
@@ -96,7 +97,8 @@ def test_bulk_classification() -> None:
 def test_split_valid_sorts_good_from_bad() -> None:
     good = pb.Post(id="a", platform=pb.TWITTER, text="x").SerializeToString()
     origins = [Origin("t", 0, n, b"k", v) for n, v in enumerate([good, b"\xff\xff", b""])]
-    items, failed = split_valid(origins, PipelineConfig())
+    stage = TagPosts(PipelineConfig(), models=None)  # type: ignore[arg-type]
+    items, failed = split_valid(stage, origins)
     assert [i.origin.offset for i in items] == [0]
     assert [(f.origin.offset, f.code) for f in failed] == [(1, errors.DECODE_ERROR),
                                                            (2, errors.INVALID)]
