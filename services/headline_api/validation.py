@@ -71,7 +71,8 @@ def is_invisible(c: str) -> bool:
 
 def name_of(c: str) -> str:
     """'U+200B ZERO WIDTH SPACE', for messages (never the raw invisible character)."""
-    return f"U+{ord(c):04X} {unicodedata.name(c, 'unnamed character')}"
+    fallback = "(a control character)" if unicodedata.category(c) == "Cc" else "(unnamed)"
+    return f"U+{ord(c):04X} {unicodedata.name(c, fallback)}"
 
 
 def shown(text: str, limit: int = 30) -> str:
