@@ -27,7 +27,13 @@ from prometheus_client import Counter, Gauge, Histogram
 
 from services.config import RetryPolicy
 from services.headline_api.config import ApiConfig
-from services.headline_api.validation import Invalid, Plan, Unsupported, plan
+from services.headline_api.validation import (
+    MAX_HEADLINE_CHARS,
+    Invalid,
+    Plan,
+    Unsupported,
+    plan,
+)
 from services.pb import headline_api_pb2 as api
 from services.pb import headline_api_pb2_grpc as api_grpc
 from services.pb import messages_pb2 as pb
@@ -305,7 +311,7 @@ class HeadlineApi(api_grpc.HeadlineServiceServicer):
         model = pb.ModelRef(name=group.batch.model_name, version=group.batch.model_version)
         out = []
         for text, score in result.candidates[: p.n]:
-            if p.max_length and len(text) > p.max_length:
+            if len(text) > (p.max_length or MAX_HEADLINE_CHARS):
                 continue
             out.append(api.HeadlineSuggestion(text=text, score=score, kind=group.kind,
                                               phrase=group.phrase, model=model,

@@ -22,6 +22,10 @@ MAX_PHRASE_CHARS = 100
 MAX_CANDIDATES = 5  # per generator call (the Triton models' CANDIDATES input)
 DEFAULT_CANDIDATES = 3
 MIN_LENGTH, MAX_LENGTH = 10, 300
+#: Candidates longer than this are dropped even with max_length 0: a model copying an
+#: unknown token (e.g. a 100,000-emoji run the tokenizer reads as one piece) can write a
+#: "headline" of megabytes, more than the 1 MiB response limit.
+MAX_HEADLINE_CHARS = MAX_LENGTH
 MAX_LANGUAGE_CHARS = 35  # the longest BCP-47 tag in practical use
 LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*")
 #: Letters and symbols that render blank or that the English tokenizer drops: Hangul fillers,

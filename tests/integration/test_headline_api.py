@@ -215,8 +215,9 @@ def test_odd_inputs_get_an_answer_or_a_reason_never_an_internal_error(plain: Ser
         except grpc.RpcError as err:
             assert err.code() in (grpc.StatusCode.INVALID_ARGUMENT,
                                   grpc.StatusCode.FAILED_PRECONDITION), err.details()
-        else:
-            assert response.candidates
+        else:  # a model copying a 100,000-emoji token writes no usable headline: dropped
+            assert all(len(c.text) <= 300 for c in response.candidates)
+            assert response.candidates or "emoji" in name
 
 
 def test_an_internal_error_names_the_request_id_and_nothing_from_inside(
