@@ -4,6 +4,7 @@
     python -m bench hashtag [--posts 1000] [--beam 4] [--skip-pipeline]
     python -m bench headline [--articles 30] [--words 400] [--skip-pipeline]
     python -m bench headline-api [--requests 32] [--words 400] [--articles 8]
+    python -m bench headline-api-overload [--clients 20] [--seconds 30] [--words 400]
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ def main() -> None:
     p_api.add_argument("--requests", type=int, default=32, help="requests per concurrency level")
     p_api.add_argument("--words", type=int, default=400, help="words per article")
     p_api.add_argument("--articles", type=int, default=8, help="distinct articles, cycled")
+    p_over = sub.add_parser("headline-api-overload", help="gRPC headline API, many clients "
+                            "retrying at once: no queue vs queue + retry-after hint")
+    p_over.add_argument("--clients", type=int, default=20)
+    p_over.add_argument("--seconds", type=float, default=30.0, help="per scenario")
+    p_over.add_argument("--words", type=int, default=400, help="words per article")
     args = parser.parse_args()
     if args.which == "pos":
         from bench.pos import run
@@ -50,6 +56,10 @@ def main() -> None:
         from bench.headline_api import run as run_api
 
         print(json.dumps(run_api(args.requests, args.words, args.articles), indent=2))
+    elif args.which == "headline-api-overload":
+        from bench.headline_api_overload import run as run_overload
+
+        print(json.dumps(run_overload(args.clients, args.seconds, args.words), indent=2))
 
 
 if __name__ == "__main__":
