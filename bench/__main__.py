@@ -5,6 +5,7 @@
     python -m bench headline [--articles 30] [--words 400] [--skip-pipeline]
     python -m bench headline-api [--requests 32] [--words 400] [--articles 8]
     python -m bench headline-api-overload [--clients 20] [--seconds 30] [--words 400]
+    python -m bench headline-api-reconnect [--down 40]
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ def main() -> None:
     p_over.add_argument("--clients", type=int, default=20)
     p_over.add_argument("--seconds", type=float, default=30.0, help="per scenario")
     p_over.add_argument("--words", type=int, default=400, help="words per article")
+    p_back = sub.add_parser("headline-api-reconnect", help="gRPC headline API after a Triton "
+                            "restart: gRPC's default reconnect backoff vs the channel options")
+    p_back.add_argument("--down", type=float, default=40.0, help="seconds Triton stays down")
     args = parser.parse_args()
     if args.which == "pos":
         from bench.pos import run
@@ -60,6 +64,10 @@ def main() -> None:
         from bench.headline_api_overload import run as run_overload
 
         print(json.dumps(run_overload(args.clients, args.seconds, args.words), indent=2))
+    elif args.which == "headline-api-reconnect":
+        from bench.headline_api_reconnect import run as run_reconnect
+
+        print(json.dumps(run_reconnect(args.down), indent=2))
 
 
 if __name__ == "__main__":

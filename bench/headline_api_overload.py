@@ -11,7 +11,7 @@ services.headline_api` (limit 8 requests in progress, the default):
                             retry at once (what the fault harness did)
   no_queue_client_backoff   the same server, clients back off exponentially with jitter
                             (0.2 s doubling to 5 s, x0.5-1.5)
-  queue_retry_after         the default queue (16 waiting, 2 s), clients wait the server's
+  queue_retry_after         the default queue (16 waiting, 5 s), clients wait the server's
                             `retry-after-ms` with jitter (services/headline_api/client.py)
 Per scenario: served requests per second, RESOURCE_EXHAUSTED share of all calls, and the
 latency of served requests from their first attempt (retries and waits included).
@@ -77,7 +77,7 @@ async def overload(port: int, pairs: list[tuple[str, str]], clients: int, second
                             counts["other_errors"] += 1
                             break
                         counts["resource_exhausted"] += 1
-                        hint = dict(await err.trailing_metadata() or ()).get("retry-after-ms")
+                        hint = dict(err.trailing_metadata() or ()).get("retry-after-ms")
                         wait = policy(attempt, int(hint) / 1000 if hint else None, rng)
                         attempt += 1
                         await asyncio.sleep(wait)

@@ -11,7 +11,7 @@
                                 experiments); without it an API key without TLS refuses to start
     NLP_HEADLINE_MAX_CONCURRENT requests served at once (8)
     NLP_HEADLINE_QUEUE_SIZE     requests that may wait for a slot (16); 0 = no queue
-    NLP_HEADLINE_QUEUE_WAIT     seconds a request waits for a slot at most (2); then, or
+    NLP_HEADLINE_QUEUE_WAIT     seconds a request waits for a slot at most (5); then, or
                                 when the queue is full, RESOURCE_EXHAUSTED with retry-after-ms
     NLP_HEADLINE_METRICS_PORT   Prometheus /metrics on the bind address (default 9464; 0 off)
     NLP_HEADLINE_TIMEOUT        seconds a request may take without a client deadline (30)
@@ -47,7 +47,7 @@ class ApiConfig:
     tls_client_ca: str = ""
     max_concurrent: int = 8
     queue_size: int = 16
-    queue_wait: float = 2.0
+    queue_wait: float = 5.0
     metrics_port: int = 9464
     default_timeout: float = 30.0
     max_timeout: float = 60.0
@@ -77,7 +77,7 @@ class ApiConfig:
             tls_client_ca=client_ca,
             max_concurrent=max(1, int(e.get("NLP_HEADLINE_MAX_CONCURRENT", 8))),
             queue_size=max(0, int(e.get("NLP_HEADLINE_QUEUE_SIZE", 16))),
-            queue_wait=max(0.0, float(e.get("NLP_HEADLINE_QUEUE_WAIT", 2))),
+            queue_wait=max(0.0, float(e.get("NLP_HEADLINE_QUEUE_WAIT", 5))),
             metrics_port=int(e.get("NLP_HEADLINE_METRICS_PORT", 9464)),
             default_timeout=default_timeout,
             max_timeout=max_timeout,

@@ -171,4 +171,4 @@ def test_an_api_key_over_plaintext_needs_the_explicit_override():
 def test_queue_and_deadline_settings_have_documented_defaults():
     cfg = ApiConfig.from_env({})
     assert (cfg.max_concurrent, cfg.queue_size, cfg.queue_wait, cfg.default_timeout,
-            cfg.max_timeout) == (8, 16, 2.0, 30.0, 60.0)
+            cfg.max_timeout) == (8, 16, 5.0, 30.0, 60.0)
