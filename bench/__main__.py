@@ -40,6 +40,8 @@ def main() -> None:
     p_over.add_argument("--clients", type=int, default=20)
     p_over.add_argument("--seconds", type=float, default=30.0, help="per scenario")
     p_over.add_argument("--words", type=int, default=400, help="words per article")
+    p_over.add_argument("--queue-wait", type=float, help="NLP_HEADLINE_QUEUE_WAIT of the "
+                        "queue scenario (default: the server's)")
     p_back = sub.add_parser("headline-api-reconnect", help="gRPC headline API after a Triton "
                             "restart: gRPC's default reconnect backoff vs the channel options")
     p_back.add_argument("--down", type=float, default=40.0, help="seconds Triton stays down")
@@ -63,7 +65,8 @@ def main() -> None:
     elif args.which == "headline-api-overload":
         from bench.headline_api_overload import run as run_overload
 
-        print(json.dumps(run_overload(args.clients, args.seconds, args.words), indent=2))
+        print(json.dumps(run_overload(args.clients, args.seconds, args.words,
+                                       args.queue_wait), indent=2))
     elif args.which == "headline-api-reconnect":
         from bench.headline_api_reconnect import run as run_reconnect
 

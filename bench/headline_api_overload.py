@@ -2,6 +2,7 @@
 admission queue and the retry-after hint, measured in one run.
 
     python -m bench headline-api-overload [--clients 20] [--seconds 30] [--words 400]
+                                          [--queue-wait SECONDS]
 
 `clients` clients each send the bench's request (a `words`-word English article, one
 phrase, 3 + 3 candidates) back to back for `seconds` seconds, and retry RESOURCE_EXHAUSTED
@@ -11,10 +12,12 @@ services.headline_api` (limit 8 requests in progress, the default):
                             retry at once (what the fault harness did)
   no_queue_client_backoff   the same server, clients back off exponentially with jitter
                             (0.2 s doubling to 5 s, x0.5-1.5)
-  queue_retry_after         the default queue (16 waiting, 5 s), clients wait the server's
-                            `retry-after-ms` with jitter (services/headline_api/client.py)
+  queue_retry_after         the default queue (16 waiting, 5 s or --queue-wait), clients
+                            wait the server's `retry-after-ms` with jitter
+                            (services/headline_api/client.py)
 Per scenario: served requests per second, RESOURCE_EXHAUSTED share of all calls, and the
-latency of served requests from their first attempt (retries and waits included).
+latency of served requests from their first attempt (retries and waits included);
+`side_by_side` repeats the first two for the three scenarios.
 """
 
 from __future__ import annotations
@@ -108,7 +111,8 @@ async def warm_up(port: int, pairs: list[tuple[str, str]]) -> None:
                                timeout=60)
 
 
-def run(clients: int, seconds: float, words: int, n_articles: int = 8) -> dict:
+def run(clients: int, seconds: float, words: int, queue_wait: float | None = None,
+        n_articles: int = 8) -> dict:
     from deploy.stack import servers
 
     settings = Settings.from_env()
@@ -116,11 +120,14 @@ def run(clients: int, seconds: float, words: int, n_articles: int = 8) -> dict:
     for srv in servers(["triton"], settings):
         srv.start(timeout=300)
     result: dict = {"benchmark": "headline-api-overload", "clients": clients,
-                    "seconds": seconds, "words": words, "max_concurrent": 8}
+                    "seconds": seconds, "words": words, "max_concurrent": 8,
+                    "queue_wait": queue_wait or "default"}
+    wait = {"NLP_HEADLINE_QUEUE_WAIT": str(queue_wait)} if queue_wait else {}
     log = settings.state_dir / "logs" / "bench-headline-api-overload.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     for name, (env, kind) in SCENARIOS.items():
-        proc, port = start_api(settings, log, {"NLP_HEADLINE_MAX_CONCURRENT": "8", **env})
+        proc, port = start_api(settings, log,
+                               {"NLP_HEADLINE_MAX_CONCURRENT": "8", **wait, **env})
         try:
             asyncio.run(warm_up(port, pairs))
             result[name] = asyncio.run(overload(port, pairs, clients, seconds,
@@ -128,4 +135,7 @@ def run(clients: int, seconds: float, words: int, n_articles: int = 8) -> dict:
         finally:
             proc.terminate()
             proc.wait(20)
+    result["side_by_side"] = {
+        key: {name: result[name][key] for name in SCENARIOS}
+        for key in ("ok_per_s", "resource_exhausted_share")}
     return result
