@@ -185,7 +185,14 @@ class Call:
             await self.fail(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong x-api-key metadata")
         admission = self.servicer.admission
         remaining = self.context.time_remaining()
-        if not await admission.acquire(admission.queue_wait if remaining is None else remaining):
+        try:
+            admitted = await admission.acquire(admission.queue_wait if remaining is None
+                                               else remaining)
+        except asyncio.CancelledError:  # the client left, or its deadline passed, in line
+            self.code, self.detail = grpc.StatusCode.CANCELLED, "gave up while queued"
+            self._record()
+            raise
+        if not admitted:
             await self.busy(admission)
         self.admitted = True
         return self
@@ -222,9 +229,12 @@ class Call:
         if self.code != grpc.StatusCode.OK:  # already aborted with a status
             return False
         code, detail = status_of(exc)
-        if code in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNAVAILABLE):
+        if code == grpc.StatusCode.INTERNAL:
             # the details stay in the server's log; the client gets the id to quote
-            log.error("request %s failed with %s", self.request_id, code.name, exc_info=exc)
+            log.error("request %s failed with INTERNAL", self.request_id, exc_info=exc)
+            detail = f"{detail} (request id {self.request_id})"
+        elif code == grpc.StatusCode.UNAVAILABLE:  # an outage: its cause, no traceback
+            log.warning("request %s: model server unavailable: %s", self.request_id, exc)
             detail = f"{detail} (request id {self.request_id})"
         elif code == grpc.StatusCode.DEADLINE_EXCEEDED and self.clamped:
             detail = (f"the server's limit of {self.servicer.cfg.max_timeout:g} s per request "
