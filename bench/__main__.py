@@ -5,6 +5,8 @@
     python -m bench headline [--articles 30] [--words 400] [--skip-pipeline]
     python -m bench headline-api [--requests 32] [--words 400] [--articles 8]
     python -m bench faults [--posts 5000] [--rate 100] [--only worker_kill,...]
+    python -m bench headline-api-overload [--clients 20] [--seconds 30] [--words 400]
+    python -m bench headline-api-reconnect [--down 40]
 """
 
 from __future__ import annotations
@@ -41,6 +43,16 @@ def main() -> None:
     p_faults.add_argument("--only", default="", help="comma-separated scenario names")
     p_faults.add_argument("--broker-down", type=float, default=90, help="seconds")
     p_faults.add_argument("--es-fault", type=float, default=30, help="seconds of 429s")
+    p_over = sub.add_parser("headline-api-overload", help="gRPC headline API, many clients "
+                            "retrying at once: no queue vs queue + retry-after hint")
+    p_over.add_argument("--clients", type=int, default=20)
+    p_over.add_argument("--seconds", type=float, default=30.0, help="per scenario")
+    p_over.add_argument("--words", type=int, default=400, help="words per article")
+    p_over.add_argument("--queue-wait", type=float, help="NLP_HEADLINE_QUEUE_WAIT of the "
+                        "queue scenario (default: the server's)")
+    p_back = sub.add_parser("headline-api-reconnect", help="gRPC headline API after a Triton "
+                            "restart: gRPC's default reconnect backoff vs the channel options")
+    p_back.add_argument("--down", type=float, default=40.0, help="seconds Triton stays down")
     args = parser.parse_args()
     if args.which == "faults":
         from bench.faults import run as run_faults
@@ -64,6 +76,15 @@ def main() -> None:
         from bench.headline_api import run as run_api
 
         print(json.dumps(run_api(args.requests, args.words, args.articles), indent=2))
+    elif args.which == "headline-api-overload":
+        from bench.headline_api_overload import run as run_overload
+
+        print(json.dumps(run_overload(args.clients, args.seconds, args.words,
+                                       args.queue_wait), indent=2))
+    elif args.which == "headline-api-reconnect":
+        from bench.headline_api_reconnect import run as run_reconnect
+
+        print(json.dumps(run_reconnect(args.down), indent=2))
 
 
 if __name__ == "__main__":

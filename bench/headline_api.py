@@ -64,12 +64,15 @@ def bench_in_process(pairs: list[tuple[str, str]], requests: int) -> dict:
     return {**latency(times), f"batched_{BATCH}_requests_per_s": round(rate, 2)}
 
 
-def start_api(settings, log: Path) -> tuple[subprocess.Popen, int]:
-    """The API server as a user runs it, allowed the highest concurrency measured."""
+def start_api(settings, log: Path, extra: dict[str, str] | None = None
+              ) -> tuple[subprocess.Popen, int]:
+    """The API server as a user runs it, allowed the highest concurrency measured (or with
+    the `extra` settings)."""
     port = free_ports(1)[0]
     env = {k: v for k, v in os.environ.items() if not k.startswith("NLP_HEADLINE_")}
     env.update(NLP_TRITON_GRPC_PORT=str(settings.triton_grpc_port), NLP_HEADLINE_METRICS_PORT="0",
                NLP_HEADLINE_MAX_CONCURRENT=str(max(LEVELS)))
+    env.update(extra or {})
     proc = subprocess.Popen([sys.executable, "-m", "services.headline_api", "--port", str(port)],
                             cwd=REPO_ROOT, env=env, stdout=log.open("wb"),
                             stderr=subprocess.STDOUT)

@@ -6,13 +6,15 @@ Serves HeadlineService plus the standard health service (grpc.health.v1: "" and 
 service name report SERVING once Triton's two headline models are ready) and server
 reflection, and Prometheus metrics on http://HOST:METRICS_PORT/metrics. Settings come from
 the environment: see services/headline_api/config.py (API key, TLS, limits, Triton).
-Stops gracefully on SIGTERM/SIGINT (in-flight requests get 5 s).
+Refuses to start (exit status 1, the reason on stderr) on unsafe settings, e.g. an API key
+without TLS (see config.py). Stops gracefully on SIGTERM/SIGINT (in-flight requests get 5 s).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import signal
 import sys
@@ -29,6 +31,7 @@ from services.headline_api.config import MAX_MESSAGE_BYTES, ApiConfig
 from services.headline_api.server import HeadlineApi
 from services.pb import headline_api_pb2 as api
 from services.pb import headline_api_pb2_grpc as api_grpc
+from services.triton import CHANNEL_ARGS
 
 SERVICE = api.DESCRIPTOR.services_by_name["HeadlineService"].full_name
 log = logging.getLogger("headline_api")
@@ -55,9 +58,7 @@ def build_server(cfg: ApiConfig, servicer: HeadlineApi,
          reflection.SERVICE_NAME), server)
     address = f"{cfg.host}:{cfg.port}"
     if cfg.tls_cert:
-        creds = grpc.ssl_server_credentials(
-            [(Path(cfg.tls_key).read_bytes(), Path(cfg.tls_cert).read_bytes())])
-        port = server.add_secure_port(address, creds)
+        port = server.add_secure_port(address, server_credentials(cfg))
     else:
         port = server.add_insecure_port(address)
     if port == 0:
@@ -65,11 +66,22 @@ def build_server(cfg: ApiConfig, servicer: HeadlineApi,
     return server, port
 
 
+def server_credentials(cfg: ApiConfig) -> grpc.ServerCredentials:
+    """TLS; with a client CA, mutual TLS: clients without a certificate it signed are
+    refused during the handshake, before any call reaches the servicer."""
+    pair = [(Path(cfg.tls_key).read_bytes(), Path(cfg.tls_cert).read_bytes())]
+    if not cfg.tls_client_ca:
+        return grpc.ssl_server_credentials(pair)
+    return grpc.ssl_server_credentials(pair, root_certificates=Path(cfg.tls_client_ca).read_bytes(),
+                                       require_client_auth=True)
+
+
 async def watch_models(cfg: ApiConfig, health: health_aio.HealthServicer) -> None:
     """Report SERVING while Triton's headline models are ready, NOT_SERVING otherwise."""
     import tritonclient.grpc.aio as triton
 
-    client = triton.InferenceServerClient(cfg.servers.triton_grpc_url)
+    client = triton.InferenceServerClient(cfg.servers.triton_grpc_url,
+                                          channel_args=CHANNEL_ARGS)
     try:
         while True:
             try:
@@ -94,9 +106,11 @@ async def serve(cfg: ApiConfig) -> None:
         start_http_server(cfg.metrics_port, addr=cfg.host)
     await server.start()
     watcher = asyncio.create_task(watch_models(cfg, health))
-    log.info('{"event": "started", "address": "%s:%d", "tls": %s, "api_key": %s, '
-             '"metrics_port": %d}', cfg.host, port, str(bool(cfg.tls_cert)).lower(),
-             str(bool(cfg.api_key)).lower(), cfg.metrics_port)
+    log.info(json.dumps({"event": "started", "address": f"{cfg.host}:{port}",
+                         "tls": bool(cfg.tls_cert), "mutual_tls": bool(cfg.tls_client_ca),
+                         "api_key": bool(cfg.api_key), "max_concurrent": cfg.max_concurrent,
+                         "queue_size": cfg.queue_size, "queue_wait": cfg.queue_wait,
+                         "max_timeout": cfg.max_timeout, "metrics_port": cfg.metrics_port}))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

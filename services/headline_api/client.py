@@ -4,7 +4,12 @@
     python -m services.headline_api.client --text "..." --stream --json
 
 The API key comes from --api-key or NLP_HEADLINE_API_KEY; --tls-ca turns on TLS with that
-CA certificate. Exit status 1 with the gRPC status and message when the call fails.
+CA certificate, --tls-cert/--tls-key add a client certificate (mutual TLS). A busy server
+(RESOURCE_EXHAUSTED) or an unreachable one (UNAVAILABLE) is retried up to --retries times
+within the --timeout deadline: after the server's `retry-after-ms` hint if it sent one, else
+after an exponential backoff, each wait with random jitter so that clients refused together
+do not come back together. Exit status 1 with the gRPC status and message when the call
+fails.
 """
 
 from __future__ import annotations
@@ -12,9 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import grpc
 from google.protobuf.json_format import MessageToDict
@@ -23,6 +31,9 @@ from services.pb import headline_api_pb2 as api
 from services.pb import headline_api_pb2_grpc as api_grpc
 
 ORDERS = {"seq-b": api.SEQ_B, "seq-f": api.SEQ_F, "tok-b": api.TOK_B, "tok-f": api.TOK_F}
+RETRYABLE = frozenset({grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE})
+BACKOFF_BASE, BACKOFF_CAP = 0.2, 5.0  # seconds, without a hint: 0.2, 0.4, 0.8, ... 5
+T = TypeVar("T")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -45,8 +56,54 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--address", default=f"127.0.0.1:{port}", help="server host:port")
     p.add_argument("--api-key", default=os.environ.get("NLP_HEADLINE_API_KEY", ""))
     p.add_argument("--tls-ca", type=Path, help="CA certificate (PEM): connect with TLS")
-    p.add_argument("--timeout", type=float, default=10.0, help="deadline in seconds")
+    p.add_argument("--tls-cert", type=Path, help="client certificate (PEM), for mutual TLS")
+    p.add_argument("--tls-key", type=Path, help="client private key (PEM), for mutual TLS")
+    p.add_argument("--timeout", type=float, default=10.0,
+                   help="deadline in seconds, for all attempts together")
+    p.add_argument("--retries", type=int, default=5,
+                   help="retries of a busy or unavailable server (default 5; 0 = none)")
     return p.parse_args(argv)
+
+
+def retry_after(err: grpc.RpcError) -> float | None:
+    """The server's `retry-after-ms` trailer in seconds, if it sent a valid one."""
+    for key, value in err.trailing_metadata() or ():
+        if key == "retry-after-ms" and value.isdigit():
+            return int(value) / 1000
+    return None
+
+
+def retry_delay(attempt: int, hint: float | None, rng: random.Random) -> float:
+    """Seconds to wait before retry `attempt` (0 = the first retry): the server's hint, else
+    BACKOFF_BASE doubling up to BACKOFF_CAP; drawn uniformly from 0.5 to 1.5 times that
+    (jitter) so that clients refused at the same moment spread out."""
+    base = hint if hint is not None else min(BACKOFF_CAP, BACKOFF_BASE * 2**attempt)
+    return base * rng.uniform(0.5, 1.5)
+
+
+def with_retries(call: Callable[[float], T], timeout: float, retries: int,
+                 rng: random.Random | None = None,
+                 sleep: Callable[[float], None] = time.sleep,
+                 say: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> T:
+    """`call(seconds_left)` until it succeeds, fails with a status that is not RETRYABLE,
+    runs out of retries, or the next wait would pass the overall deadline."""
+    rng = rng or random.Random()
+    deadline = time.monotonic() + timeout
+    for attempt in range(retries + 1):
+        try:
+            return call(max(deadline - time.monotonic(), 0.001))
+        except grpc.RpcError as err:
+            if err.code() not in RETRYABLE or attempt == retries:
+                raise
+            hint = retry_after(err)
+            delay = retry_delay(attempt, hint, rng)
+            if time.monotonic() + delay >= deadline:
+                raise
+            source = "server hint" if hint is not None else "backoff"
+            say(f"{err.code().name}; retry {attempt + 1}/{retries} in {1000 * delay:.0f} ms "
+                f"({source})")
+            sleep(delay)
+    raise AssertionError("unreachable")
 
 
 def request_of(args: argparse.Namespace) -> api.SuggestRequest:
@@ -58,7 +115,10 @@ def request_of(args: argparse.Namespace) -> api.SuggestRequest:
 
 def channel(args: argparse.Namespace) -> grpc.Channel:
     if args.tls_ca:
-        creds = grpc.ssl_channel_credentials(args.tls_ca.read_bytes())
+        creds = grpc.ssl_channel_credentials(
+            args.tls_ca.read_bytes(),
+            private_key=args.tls_key.read_bytes() if args.tls_key else None,
+            certificate_chain=args.tls_cert.read_bytes() if args.tls_cert else None)
         return grpc.secure_channel(args.address, creds)
     return grpc.insecure_channel(args.address)
 
@@ -79,17 +139,22 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     with channel(args) as ch:
         stub = api_grpc.HeadlineServiceStub(ch)
+
+        def stream(seconds: float) -> api.SuggestResponse:
+            candidates = []
+            for c in stub.SuggestStream(request, timeout=seconds, metadata=metadata):
+                candidates.append(c)
+                if not args.json:
+                    print(f"[{1000 * (time.perf_counter() - began):.0f} ms] "
+                          f"{api.CandidateKind.Name(c.kind).lower()}: {c.text}")
+            return api.SuggestResponse(candidates=candidates)
+
+        def unary(seconds: float) -> api.SuggestResponse:
+            return stub.Suggest(request, timeout=seconds, metadata=metadata)
+
         try:
-            if args.stream:
-                candidates = []
-                for c in stub.SuggestStream(request, timeout=args.timeout, metadata=metadata):
-                    candidates.append(c)
-                    if not args.json:
-                        print(f"[{1000 * (time.perf_counter() - began):.0f} ms] "
-                              f"{api.CandidateKind.Name(c.kind).lower()}: {c.text}")
-                response = api.SuggestResponse(candidates=candidates)
-            else:
-                response = stub.Suggest(request, timeout=args.timeout, metadata=metadata)
+            response = with_retries(stream if args.stream else unary, args.timeout,
+                                    args.retries)
         except grpc.RpcError as err:
             print(f"error: {err.code().name}: {err.details()}", file=sys.stderr)
             return 1

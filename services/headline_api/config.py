@@ -5,9 +5,17 @@
     NLP_HEADLINE_API_KEY        if set, every call needs metadata `x-api-key: <key>`
     NLP_HEADLINE_TLS_CERT       PEM certificate chain and
     NLP_HEADLINE_TLS_KEY        PEM private key: both set = TLS, neither = plaintext
-    NLP_HEADLINE_MAX_CONCURRENT requests served at once; more get RESOURCE_EXHAUSTED (8)
+    NLP_HEADLINE_TLS_CLIENT_CA  PEM CA certificates: clients must present a certificate it
+                                signed (mutual TLS; needs TLS on)
+    NLP_HEADLINE_ALLOW_INSECURE_KEY  1 = accept an API key over plaintext (tests, loopback
+                                experiments); without it an API key without TLS refuses to start
+    NLP_HEADLINE_MAX_CONCURRENT requests served at once (8)
+    NLP_HEADLINE_QUEUE_SIZE     requests that may wait for a slot (16); 0 = no queue
+    NLP_HEADLINE_QUEUE_WAIT     seconds a request waits for a slot at most (5); then, or
+                                when the queue is full, RESOURCE_EXHAUSTED with retry-after-ms
     NLP_HEADLINE_METRICS_PORT   Prometheus /metrics on the bind address (default 9464; 0 off)
     NLP_HEADLINE_TIMEOUT        seconds a request may take without a client deadline (30)
+    NLP_HEADLINE_MAX_TIMEOUT    longer client deadlines are cut to this many seconds (60)
     NLP_TRITON_HOST / NLP_TRITON_GRPC_PORT   the Triton server (deploy.settings)
     NLP_HEADLINE_MODEL / NLP_CONSTRAINED_MODEL  Triton model names
 """
@@ -21,6 +29,11 @@ from dataclasses import dataclass, field
 from deploy.settings import Settings
 
 MAX_MESSAGE_BYTES = 1024 * 1024  # a 100,000-character article is at most ~400 KB of UTF-8
+TRUE = ("1", "true", "yes")
+
+
+class ConfigError(SystemExit):
+    """A setting that must not be run with; the message says which and what to do."""
 
 
 @dataclass(frozen=True)
@@ -31,9 +44,13 @@ class ApiConfig:
     api_key: str = ""
     tls_cert: str = ""
     tls_key: str = ""
+    tls_client_ca: str = ""
     max_concurrent: int = 8
+    queue_size: int = 16
+    queue_wait: float = 5.0
     metrics_port: int = 9464
     default_timeout: float = 30.0
+    max_timeout: float = 60.0
     headline_model: str = "headline_generator"
     constrained_model: str = "constrained_headline_generator"
 
@@ -41,18 +58,46 @@ class ApiConfig:
     def from_env(cls, env: Mapping[str, str] | None = None) -> ApiConfig:
         e = os.environ if env is None else env
         cert, key = e.get("NLP_HEADLINE_TLS_CERT", ""), e.get("NLP_HEADLINE_TLS_KEY", "")
-        if bool(cert) != bool(key):
-            raise SystemExit("set both NLP_HEADLINE_TLS_CERT and NLP_HEADLINE_TLS_KEY, or neither")
+        client_ca = e.get("NLP_HEADLINE_TLS_CLIENT_CA", "")
+        api_key = e.get("NLP_HEADLINE_API_KEY", "")
+        insecure_key = e.get("NLP_HEADLINE_ALLOW_INSECURE_KEY", "").lower() in TRUE
+        check_security(api_key, bool(cert), bool(key), bool(client_ca), insecure_key)
+        default_timeout = float(e.get("NLP_HEADLINE_TIMEOUT", 30))
+        max_timeout = float(e.get("NLP_HEADLINE_MAX_TIMEOUT", 60))
+        if not 0 < default_timeout <= max_timeout:
+            raise ConfigError(f"NLP_HEADLINE_TIMEOUT ({default_timeout:g}) must be above 0 and "
+                              f"at most NLP_HEADLINE_MAX_TIMEOUT ({max_timeout:g})")
         return cls(
             servers=Settings.from_env(e),
             host=e.get("NLP_HEADLINE_API_HOST", "127.0.0.1"),
             port=int(e.get("NLP_HEADLINE_API_PORT", 50051)),
-            api_key=e.get("NLP_HEADLINE_API_KEY", ""),
+            api_key=api_key,
             tls_cert=cert,
             tls_key=key,
+            tls_client_ca=client_ca,
             max_concurrent=max(1, int(e.get("NLP_HEADLINE_MAX_CONCURRENT", 8))),
+            queue_size=max(0, int(e.get("NLP_HEADLINE_QUEUE_SIZE", 16))),
+            queue_wait=max(0.0, float(e.get("NLP_HEADLINE_QUEUE_WAIT", 5))),
             metrics_port=int(e.get("NLP_HEADLINE_METRICS_PORT", 9464)),
-            default_timeout=float(e.get("NLP_HEADLINE_TIMEOUT", 30)),
+            default_timeout=default_timeout,
+            max_timeout=max_timeout,
             headline_model=e.get("NLP_HEADLINE_MODEL", "headline_generator"),
             constrained_model=e.get("NLP_CONSTRAINED_MODEL", "constrained_headline_generator"),
         )
+
+
+def check_security(api_key: str, cert: bool, key: bool, client_ca: bool,
+                   insecure_key: bool) -> None:
+    """Refuse settings that would leak secrets or silently not do what they say: an API key
+    over plaintext is readable by anyone on the path, so it needs TLS or an explicit
+    override; half a TLS configuration is an error, not plaintext."""
+    if cert != key:
+        raise ConfigError("set both NLP_HEADLINE_TLS_CERT and NLP_HEADLINE_TLS_KEY, or neither")
+    if client_ca and not cert:
+        raise ConfigError("NLP_HEADLINE_TLS_CLIENT_CA (mutual TLS) needs NLP_HEADLINE_TLS_CERT "
+                          "and NLP_HEADLINE_TLS_KEY")
+    if api_key and not cert and not insecure_key:
+        raise ConfigError("NLP_HEADLINE_API_KEY is set but TLS is off, so the key would cross "
+                          "the network in plaintext: set NLP_HEADLINE_TLS_CERT and "
+                          "NLP_HEADLINE_TLS_KEY, or NLP_HEADLINE_ALLOW_INSECURE_KEY=1 to accept "
+                          "that (loopback tests only)")

@@ -1,11 +1,12 @@
 """The HeadlineService servicer (grpc.aio): validation at the edge, Triton in parallel.
 
 Every call goes through `Call` (a context manager) which checks the API key, takes a
-concurrency slot or answers RESOURCE_EXHAUSTED, assigns the request id (the client's
-`x-request-id` metadata, else a new one), maps failures to statuses, logs one JSON line per
-request and records Prometheus metrics. The servicer itself only plans the model calls
-(validation.py), runs them concurrently within the client's deadline, and turns results
-into suggestions.
+concurrency slot (waiting in a short queue if all are taken) or answers RESOURCE_EXHAUSTED
+with a retry-after hint, assigns the request id (the client's `x-request-id` metadata if it
+is a plain token, else a new one), maps failures to statuses whose messages never carry
+server internals, logs one JSON line per request and records Prometheus metrics. The
+servicer itself only plans the model calls (validation.py), runs them concurrently within
+the client's deadline (capped), and turns results into suggestions.
 """
 
 from __future__ import annotations
@@ -14,17 +15,25 @@ import asyncio
 import hmac
 import json
 import logging
+import re
 import time
 import uuid
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 
 import grpc
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 from services.config import RetryPolicy
 from services.headline_api.config import ApiConfig
-from services.headline_api.validation import Invalid, Plan, plan
+from services.headline_api.validation import (
+    MAX_HEADLINE_CHARS,
+    Invalid,
+    Plan,
+    Unsupported,
+    plan,
+)
 from services.pb import headline_api_pb2 as api
 from services.pb import headline_api_pb2_grpc as api_grpc
 from services.pb import messages_pb2 as pb
@@ -33,7 +42,6 @@ from services.triton import (
     ConstrainedHeadlineClient,
     HeadlineBatch,
     HeadlineClient,
-    ModelError,
     is_transient,
 )
 
@@ -44,14 +52,34 @@ REQUESTS = Counter("headline_api_requests_total", "Requests by method and status
 LATENCY = Histogram("headline_api_request_seconds", "Request latency by method", ["method"],
                     buckets=(0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30))
 ERRORS = Counter("headline_api_errors_total", "Failed requests by status code", ["code"])
+IN_PROGRESS = Gauge("headline_api_in_progress", "Requests holding a concurrency slot")
+WAITING = Gauge("headline_api_waiting", "Requests queued for a concurrency slot")
 
 #: A Triton outage is reported as UNAVAILABLE after about this long, not waited out: an
 #: editor's tool should show an error, not hang (the stream worker, by contrast, waits).
 OUTAGE_PATIENCE = RetryPolicy(initial=0.1, factor=2.0, max_delay=0.5, max_wait=1.0)
 
+#: Client request ids are echoed in logs and trailers: only plain tokens are accepted.
+REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+RETRY_AFTER_MS = (100, 10_000)  # bounds of the retry-after hint
+MAX_DETAIL_CHARS = 300
+#: Model refusals that are about the deployment (which languages and vocabularies the
+#: served models have), not the request's form: FAILED_PRECONDITION, as the proto says.
+PRECONDITION_STATUSES = frozenset({"unsupported_language", "unsupported_phrase"})
+
 
 class Refused(Exception):
-    """A model refused the input (its status and message); INVALID_ARGUMENT."""
+    """A model refused the input: `status` is the model's (e.g. "phrase_too_long")."""
+
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status = status
+
+    @property
+    def code(self) -> grpc.StatusCode:
+        if self.status in PRECONDITION_STATUSES:
+            return grpc.StatusCode.FAILED_PRECONDITION
+        return grpc.StatusCode.INVALID_ARGUMENT
 
 
 @dataclass
@@ -63,6 +91,78 @@ class Group:
     batch: HeadlineBatch
 
 
+class Admission:
+    """At most `limit` requests in progress; up to `queue_size` more wait, first come first
+    served, at most `queue_wait` seconds each. A short queue turns a burst into latency
+    instead of refusals: without it, clients retrying at once burn the CPU on rejections
+    (measured in the README)."""
+
+    def __init__(self, limit: int, queue_size: int, queue_wait: float):
+        self.limit, self.queue_size, self.queue_wait = limit, queue_size, queue_wait
+        self.active = 0
+        self.waiters: deque[asyncio.Future[None]] = deque()
+        self.mean_seconds = 0.5  # moving average of request durations, for the hint
+
+    async def acquire(self, patience: float) -> bool:
+        """Take a slot, waiting at most min(queue_wait, patience) s; False = refused."""
+        if self.active < self.limit and not self.waiters:
+            self._set_active(self.active + 1)
+            return True
+        wait = min(self.queue_wait, patience)
+        if len(self.waiters) >= self.queue_size or wait <= 0:
+            return False
+        slot: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.waiters.append(slot)
+        WAITING.set(len(self.waiters))
+        try:
+            await asyncio.wait_for(asyncio.shield(slot), wait)
+            return True
+        except (TimeoutError, asyncio.CancelledError) as exc:
+            if slot.done():  # a slot was handed over just as the wait ended: pass it on
+                self.release()
+            else:
+                slot.cancel()
+                self.waiters.remove(slot)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            return False
+        finally:
+            WAITING.set(len(self.waiters))
+
+    def release(self, seconds: float | None = None) -> None:
+        """Free a slot, handing it straight to the longest-waiting request if any."""
+        if seconds is not None:
+            self.mean_seconds += 0.2 * (seconds - self.mean_seconds)
+        while self.waiters:
+            slot = self.waiters.popleft()
+            if not slot.done():
+                slot.set_result(None)
+                return
+        self._set_active(self.active - 1)
+
+    def retry_after_ms(self) -> int:
+        """About when a slot should be free for a new request: the queue drained at the
+        recent pace (mean request time x (waiting + 1) / limit), within RETRY_AFTER_MS."""
+        estimate = 1000 * self.mean_seconds * (len(self.waiters) + 1) / self.limit
+        return int(min(max(estimate, RETRY_AFTER_MS[0]), RETRY_AFTER_MS[1]))
+
+    def _set_active(self, n: int) -> None:
+        self.active = n
+        IN_PROGRESS.set(n)
+
+
+def request_id_of(metadata: dict[str, str]) -> str:
+    """The client's `x-request-id` if it is a plain token, else a new one."""
+    given = metadata.get("x-request-id", "")
+    return given if REQUEST_ID.fullmatch(given) else uuid.uuid4().hex[:16]
+
+
+def public(detail: str) -> str:
+    """A status message as clients may see it: one line, bounded."""
+    line = detail.splitlines()[0] if detail else ""
+    return line if len(line) <= MAX_DETAIL_CHARS else line[: MAX_DETAIL_CHARS - 3] + "..."
+
+
 class Call:
     """Auth, admission, request id, status mapping, logs and metrics of one request."""
 
@@ -70,33 +170,51 @@ class Call:
         self.servicer, self.method, self.context = servicer, method, context
         metadata = dict(context.invocation_metadata() or ())
         self.metadata = metadata
-        self.request_id = metadata.get("x-request-id") or uuid.uuid4().hex[:16]
+        self.request_id = request_id_of(metadata)
         self.code = grpc.StatusCode.OK
         self.detail = ""
         self.admitted = False
+        self.clamped = False  # the client's deadline was cut to the server's cap
 
     async def __aenter__(self) -> Call:
         self.started = time.monotonic()
         self.context.set_trailing_metadata((("x-request-id", self.request_id),))
         key = self.servicer.cfg.api_key
-        if key and not hmac.compare_digest(self.metadata.get("x-api-key", ""), key):
+        if key and not hmac.compare_digest(self.metadata.get("x-api-key", "").encode(),
+                                           key.encode()):
             await self.fail(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong x-api-key metadata")
-        if self.servicer.active >= self.servicer.cfg.max_concurrent:
-            await self.fail(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                            f"{self.servicer.active} requests in progress, the limit is "
-                            f"{self.servicer.cfg.max_concurrent}; retry with backoff")
-        self.servicer.active += 1
+        admission = self.servicer.admission
+        remaining = self.context.time_remaining()
+        try:
+            admitted = await admission.acquire(admission.queue_wait if remaining is None
+                                               else remaining)
+        except asyncio.CancelledError:  # the client left, or its deadline passed, in line
+            self.code, self.detail = grpc.StatusCode.CANCELLED, "gave up while queued"
+            self._record()
+            raise
+        if not admitted:
+            await self.busy(admission)
         self.admitted = True
         return self
 
+    async def busy(self, admission: Admission) -> None:
+        """RESOURCE_EXHAUSTED with when to retry, in the trailer and the message."""
+        ms = admission.retry_after_ms()
+        self.context.set_trailing_metadata((("x-request-id", self.request_id),
+                                            ("retry-after-ms", str(ms))))
+        await self.fail(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"server busy: {admission.active} requests in progress and "
+                        f"{len(admission.waiters)} waiting (limits {admission.limit} and "
+                        f"{admission.queue_size}); retry after {ms} ms")
+
     async def fail(self, code: grpc.StatusCode, detail: str) -> None:
-        self.code, self.detail = code, detail
+        self.code, self.detail = code, public(detail)
         self._record()
-        await self.context.abort(code, detail)
+        await self.context.abort(code, self.detail)
 
     async def __aexit__(self, exc_type, exc, tb) -> bool:
         if self.admitted:
-            self.servicer.active -= 1
+            self.servicer.admission.release(time.monotonic() - self.started)
             self.admitted = False
         if exc_type is None:
             self._record()
@@ -111,9 +229,16 @@ class Call:
         if self.code != grpc.StatusCode.OK:  # already aborted with a status
             return False
         code, detail = status_of(exc)
-        if code is None:
-            log.exception("request %s failed", self.request_id)
-            code, detail = grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}"
+        if code == grpc.StatusCode.INTERNAL:
+            # the details stay in the server's log; the client gets the id to quote
+            log.error("request %s failed with INTERNAL", self.request_id, exc_info=exc)
+            detail = f"{detail} (request id {self.request_id})"
+        elif code == grpc.StatusCode.UNAVAILABLE:  # an outage: its cause, no traceback
+            log.warning("request %s: model server unavailable: %s", self.request_id, exc)
+            detail = f"{detail} (request id {self.request_id})"
+        elif code == grpc.StatusCode.DEADLINE_EXCEEDED and self.clamped:
+            detail = (f"the server's limit of {self.servicer.cfg.max_timeout:g} s per request "
+                      f"passed before the candidates were ready")
         await self.fail(code, detail)
         return False
 
@@ -129,24 +254,28 @@ class Call:
                              "detail": self.detail or None}))
 
 
-def status_of(exc: BaseException) -> tuple[grpc.StatusCode | None, str]:
-    """The status a failure maps to; (None, "") for unexpected errors."""
-    if isinstance(exc, Invalid | Refused):
+def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str]:
+    """The status of a failure and a message safe to show the client: only messages this
+    service wrote (validation, model refusal reasons) pass; a model server's error text can
+    hold stack traces and file paths, so it goes to the log only."""
+    if isinstance(exc, Invalid):
         return grpc.StatusCode.INVALID_ARGUMENT, str(exc)
+    if isinstance(exc, Unsupported):
+        return grpc.StatusCode.FAILED_PRECONDITION, str(exc)
+    if isinstance(exc, Refused):
+        return exc.code, str(exc)
     if isinstance(exc, TimeoutError):
         return grpc.StatusCode.DEADLINE_EXCEEDED, "the deadline passed before the candidates " \
             "were ready"
     if isinstance(exc, RetryGaveUp) or is_transient(exc):
-        return grpc.StatusCode.UNAVAILABLE, f"the model server is unavailable: {exc}"
-    if isinstance(exc, ModelError):
-        return grpc.StatusCode.INTERNAL, f"the model server failed: {exc}"
-    return None, ""
+        return grpc.StatusCode.UNAVAILABLE, "the model server is unavailable; retry later"
+    return grpc.StatusCode.INTERNAL, "internal error"
 
 
 class HeadlineApi(api_grpc.HeadlineServiceServicer):
     def __init__(self, cfg: ApiConfig):
         self.cfg = cfg
-        self.active = 0
+        self.admission = Admission(cfg.max_concurrent, cfg.queue_size, cfg.queue_wait)
         self.full: HeadlineClient | None = None
         self.constrained: ConstrainedHeadlineClient | None = None
 
@@ -174,20 +303,25 @@ class HeadlineApi(api_grpc.HeadlineServiceServicer):
 
         return ([full()] if p.full else []) + [constrained(ph) for ph in p.phrases]
 
-    def _timeout(self, context: grpc.aio.ServicerContext) -> float:
-        remaining = context.time_remaining()
-        return self.cfg.default_timeout if remaining is None else max(remaining, 0.001)
+    def _timeout(self, call: Call) -> float:
+        """Seconds left for the model calls: the client's deadline (default_timeout if it set
+        none), cut to max_timeout so no request holds a slot longer than that."""
+        remaining = call.context.time_remaining()
+        if remaining is None:
+            return self.cfg.default_timeout
+        call.clamped = remaining > self.cfg.max_timeout
+        return max(min(remaining, self.cfg.max_timeout), 0.001)
 
     @staticmethod
     def suggestions(group: Group, p: Plan) -> list[api.HeadlineSuggestion]:
         (result,) = group.batch.results
         if result.status != "ok":
             where = f" for phrase {group.phrase!r}" if group.phrase else ""
-            raise Refused(f"{result.status}{where}: {result.message}")
+            raise Refused(result.status, f"{result.status}{where}: {result.message}")
         model = pb.ModelRef(name=group.batch.model_name, version=group.batch.model_version)
         out = []
         for text, score in result.candidates[: p.n]:
-            if p.max_length and len(text) > p.max_length:
+            if len(text) > (p.max_length or MAX_HEADLINE_CHARS):
                 continue
             out.append(api.HeadlineSuggestion(text=text, score=score, kind=group.kind,
                                               phrase=group.phrase, model=model,
@@ -198,7 +332,7 @@ class HeadlineApi(api_grpc.HeadlineServiceServicer):
                       context: grpc.aio.ServicerContext) -> api.SuggestResponse:
         async with Call(self, "Suggest", context) as call:
             p = plan(request)
-            timeout = self._timeout(context)
+            timeout = self._timeout(call)
             groups = await asyncio.wait_for(asyncio.gather(*self._calls(p, timeout)), timeout)
             response = api.SuggestResponse(language=p.language, request_id=call.request_id)
             for group in groups:
@@ -209,9 +343,9 @@ class HeadlineApi(api_grpc.HeadlineServiceServicer):
     async def SuggestStream(self, request: api.SuggestRequest,
                             context: grpc.aio.ServicerContext
                             ) -> AsyncIterator[api.HeadlineSuggestion]:
-        async with Call(self, "SuggestStream", context):
+        async with Call(self, "SuggestStream", context) as call:
             p = plan(request)
-            timeout = self._timeout(context)
+            timeout = self._timeout(call)
             deadline = time.monotonic() + timeout
             tasks = [asyncio.ensure_future(c) for c in self._calls(p, timeout)]
             try:

@@ -1,8 +1,16 @@
 """Validation at the edge: a SuggestRequest becomes a plan of model calls, or an error
-message for INVALID_ARGUMENT. Pure functions, unit-tested without a server."""
+message for INVALID_ARGUMENT. Pure functions, unit-tested without a server.
+
+Why every text field is checked for visible characters: the English models' tokenizer
+drops format characters (U+200B, U+FEFF, bidi marks), some controls, U+2581 (its own space
+symbol) and U+FFFD, so an article or phrase made only of them reaches the model as zero
+tokens and crashes it (and, in Triton's dynamic batches, every request batched with it).
+"""
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass
 
 from services.pb import headline_api_pb2 as api
@@ -14,6 +22,15 @@ MAX_PHRASE_CHARS = 100
 MAX_CANDIDATES = 5  # per generator call (the Triton models' CANDIDATES input)
 DEFAULT_CANDIDATES = 3
 MIN_LENGTH, MAX_LENGTH = 10, 300
+#: Candidates longer than this are dropped even with max_length 0: a model copying an
+#: unknown token (e.g. a 100,000-emoji run the tokenizer reads as one piece) can write a
+#: "headline" of megabytes, more than the 1 MiB response limit.
+MAX_HEADLINE_CHARS = MAX_LENGTH
+MAX_LANGUAGE_CHARS = 35  # the longest BCP-47 tag in practical use
+LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*")
+#: Letters and symbols that render blank or that the English tokenizer drops: Hangul fillers,
+#: the blank Braille pattern, SentencePiece's space symbol U+2581 and U+FFFD.
+BLANK_GRAPHEMES = frozenset("\u115f\u1160\u3164\uffa0\u2800\u2581\ufffd")
 LANGUAGES = ("en", "zh")
 ORDERS = {api.SEQ_B: "seq-b", api.SEQ_F: "seq-f", api.TOK_B: "tok-b", api.TOK_F: "tok-f",
           api.GENERATION_ORDER_UNSPECIFIED: ""}
@@ -21,6 +38,12 @@ ORDERS = {api.SEQ_B: "seq-b", api.SEQ_F: "seq-f", api.TOK_B: "tok-b", api.TOK_F:
 
 class Invalid(ValueError):
     """The request cannot be served as sent; the message says what to change."""
+
+
+class Unsupported(ValueError):
+    """The request is well formed but the served models cannot take it (a language without
+    a model): FAILED_PRECONDITION, which tells a client that resending will not help until
+    the deployment changes."""
 
 
 @dataclass(frozen=True)
@@ -34,25 +57,92 @@ class Plan:
     max_length: int  # 0 = no limit
 
 
-def plan(request: api.SuggestRequest) -> Plan:
-    article = request.article
+def is_visible(c: str) -> bool:
+    """A letter, digit, punctuation mark or symbol that renders as something."""
+    return unicodedata.category(c)[0] in "LNPS" and c not in BLANK_GRAPHEMES
+
+
+def is_control_or_format(c: str) -> bool:
+    """A control character other than whitespace (Cc) or a format character (Cf)."""
+    category = unicodedata.category(c)
+    return (category == "Cc" and not c.isspace()) or category == "Cf"
+
+
+def is_invisible(c: str) -> bool:
+    """Nothing a reader sees and nothing a model can use: control, format, blank graphemes."""
+    return is_control_or_format(c) or c in BLANK_GRAPHEMES
+
+
+def name_of(c: str) -> str:
+    """'U+200B ZERO WIDTH SPACE', for messages (never the raw invisible character)."""
+    fallback = "(a control character)" if unicodedata.category(c) == "Cc" else "(unnamed)"
+    return f"U+{ord(c):04X} {unicodedata.name(c, fallback)}"
+
+
+def shown(text: str, limit: int = 30) -> str:
+    """A field's value as a message may quote it: cut, with invisible characters escaped."""
+    cut = "".join(f"<{name_of(c).split()[0]}>" if is_invisible(c) or not c.isprintable()
+                  else c for c in text[:limit])
+    return repr(cut + ("..." if len(text) > limit else ""))
+
+
+def clean_article(article: str) -> str:
+    """The article without control and format characters: they carry no words, and a model
+    would copy them into headlines (e.g. NUL bytes from a broken paste)."""
+    return "".join(c for c in article if not is_control_or_format(c))
+
+
+def check_article(article: str) -> str:
+    """The article to send to the models, or Invalid."""
     if not article.strip():
-        raise Invalid("article is empty")
+        raise Invalid("article is empty (nothing but whitespace)")
     if len(article) > MAX_ARTICLE_CHARS:
         raise Invalid(f"article has {len(article)} characters; the limit is {MAX_ARTICLE_CHARS}")
-    language = resolve_language(request.language, article)
-    if language not in LANGUAGES:
-        raise Invalid(f"language {request.language!r} is not supported; use one of "
-                      f"{', '.join(LANGUAGES)} or leave it empty to detect it")
+    if not any(is_visible(c) for c in article):
+        sample = next((c for c in article if not c.isspace()), article[0])
+        raise Invalid(f"article has no visible characters, only whitespace, control or "
+                      f"format characters such as {name_of(sample)}")
+    return clean_article(article)
+
+
+def check_language(language: str, article: str) -> str:
+    """'en' or 'zh': as given (a BCP-47 tag) or detected from the article's script."""
+    tag = language.strip()
+    if tag and (len(tag) > MAX_LANGUAGE_CHARS or not LANGUAGE_TAG.fullmatch(tag)):
+        raise Invalid(f"language {shown(tag)} is not a BCP-47 tag such as 'en' or 'zh-Hans'")
+    resolved = resolve_language(tag, article)
+    if resolved not in LANGUAGES:
+        raise Unsupported(f"language {shown(tag)} has no headline model; use one of "
+                          f"{', '.join(LANGUAGES)} or leave it empty to detect it")
+    return resolved
+
+
+def check_phrase(phrase: str) -> None:
+    """A required phrase must be visible text: headlines contain it verbatim, and a model
+    given a phrase of invisible characters has nothing to place."""
+    if not phrase:
+        raise Invalid("a required phrase is blank")
+    if len(phrase) > MAX_PHRASE_CHARS:
+        raise Invalid(f"required phrase {shown(phrase)} has {len(phrase)} characters; the "
+                      f"limit is {MAX_PHRASE_CHARS}")
+    hidden = next((c for c in phrase if is_invisible(c) or unicodedata.category(c) == "Cc"),
+                  None)
+    if hidden is not None:
+        raise Invalid(f"required phrase {shown(phrase)} contains {name_of(hidden)}, an "
+                      f"invisible or control character; remove it (headlines contain the "
+                      f"phrase verbatim)")
+    if not any(is_visible(c) for c in phrase):
+        raise Invalid(f"required phrase {shown(phrase)} has no visible characters")
+
+
+def plan(request: api.SuggestRequest) -> Plan:
+    article = check_article(request.article)
+    language = check_language(request.language, article)
     phrases = list(dict.fromkeys(p.strip() for p in request.required_phrases))
     if len(phrases) > MAX_PHRASES:
         raise Invalid(f"{len(phrases)} required phrases; at most {MAX_PHRASES} are allowed")
     for p in phrases:
-        if not p:
-            raise Invalid("a required phrase is blank")
-        if len(p) > MAX_PHRASE_CHARS:
-            raise Invalid(f"required phrase {p[:30]!r}... has {len(p)} characters; the limit "
-                          f"is {MAX_PHRASE_CHARS}")
+        check_phrase(p)
     n = request.num_candidates or DEFAULT_CANDIDATES
     if not 1 <= n <= MAX_CANDIDATES:
         raise Invalid(f"num_candidates is {request.num_candidates}; use 1 to {MAX_CANDIDATES}")

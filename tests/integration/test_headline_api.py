@@ -1,10 +1,13 @@
 """The headline API on a real server process against the real Triton.
 
 Each fixture starts `python -m services.headline_api` as a subprocess (as in production)
-with its own settings: plain, with an API key and a concurrency limit of 1, with TLS, and
-pointed at a port where no Triton listens. Checked: candidates and phrases, every status
-the API promises, deadlines (shortened and expired, with the work freed), streaming order,
-concurrent requests, health, metrics, and a call from grpcurl through reflection.
+with its own settings: plain; with an API key, a concurrency limit of 1 and a queue of 1;
+with a deadline cap of half a second; calling the wrong Triton model; with TLS and mutual
+TLS; and pointed at a port where no Triton listens. Checked: candidates and phrases, every
+status the API promises, inputs that used to crash a model, that no status message carries
+server internals, the admission queue and its retry hint (and the CLI honouring it),
+deadlines (shortened, expired, capped), streaming order, concurrent requests, health,
+metrics, refusal to start with an API key over plaintext, and grpcurl through reflection.
 """
 
 from __future__ import annotations
@@ -93,7 +96,8 @@ def plain(triton: TritonInfo, tmp_path_factory) -> Iterator[Server]:
 @pytest.fixture(scope="module")
 def guarded(triton: TritonInfo, tmp_path_factory) -> Iterator[Server]:
     server = start_server(triton, tmp_path_factory.mktemp("api"), NLP_HEADLINE_API_KEY="s3cret",
-                          NLP_HEADLINE_MAX_CONCURRENT="1")
+                          NLP_HEADLINE_ALLOW_INSECURE_KEY="1", NLP_HEADLINE_MAX_CONCURRENT="1",
+                          NLP_HEADLINE_QUEUE_SIZE="1", NLP_HEADLINE_QUEUE_WAIT="30")
     yield server
     stop_server(server)
 
@@ -138,9 +142,20 @@ def test_up_to_five_candidates_per_generator_can_be_asked_for(plain: Server) -> 
         ({"article": "x" * 100_001}, "limit is 100000"),
         ({"required_phrases": [f"p{i}" for i in range(6)]}, "at most 5"),
         ({"required_phrases": ["z" * 101]}, "limit is 100"),
-        ({"language": "fr"}, "not supported"),
-        ({"required_phrases": ["丰田汽车公司"]}, "unsupported_phrase"),
         ({"required_phrases": [" ".join("w" * 49)]}, "phrase_too_long"),  # 97 chars, 49 tokens
+        # each of these crashed a model (INTERNAL with its stack trace) before the edge check
+        ({"article": "\u200b\u200b\u200b"}, "no visible characters"),
+        ({"article": "\ufeff"}, "no visible characters"),
+        ({"article": "\u2581\u2581"}, "no visible characters"),
+        ({"article": "\ufffd"}, "no visible characters"),
+        ({"required_phrases": ["\u200b"]}, "contains U+200B ZERO WIDTH SPACE"),
+        ({"required_phrases": ["\x01"]}, "contains U+0001"),
+        ({"required_phrases": ["\ufffd"]}, "contains U+FFFD"),
+        # and these only answered garbage or an oversized message
+        ({"article": "\u200e\u200f\u202a"}, "no visible characters"),
+        ({"article": "\x00\x01\x02"}, "no visible characters"),
+        ({"required_phrases": ["Toy\u200bota"]}, "contains U+200B"),
+        ({"language": "x" * 100_000}, "not a BCP-47 tag"),
     ],
 )
 def test_invalid_requests_get_invalid_argument_with_a_reason(plain: Server, fields,
@@ -150,6 +165,81 @@ def test_invalid_requests_get_invalid_argument_with_a_reason(plain: Server, fiel
         stub.Suggest(api.SuggestRequest(**{"article": ARTICLE, **fields}), timeout=30)
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert fragment in info.value.details()
+
+
+@pytest.mark.parametrize(
+    ("fields", "fragment"),
+    [
+        ({"language": "fr"}, "'fr' has no headline model"),
+        ({"required_phrases": ["丰田汽车公司"]}, "unsupported_phrase"),
+    ],
+)
+def test_what_the_served_models_cannot_take_is_failed_precondition(plain: Server, fields,
+                                                                   fragment) -> None:
+    """As the proto documents: a language without a model, a phrase the language's model
+    cannot use."""
+    stub, channel = plain.stub()
+    with channel, pytest.raises(grpc.RpcError) as info:
+        stub.Suggest(api.SuggestRequest(**{"article": ARTICLE, **fields}), timeout=30)
+    assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert fragment in info.value.details()
+
+
+ODD_BUT_VALID = {
+    "emoji only": {"article": "😀🎉🔥" * 20},
+    "emoji only, Chinese": {"article": "😀🎉🔥" * 20, "language": "zh"},
+    "Arabic": {"article": "أعلنت شركة تويوتا يوم الثلاثاء استدعاء مليون سيارة " * 5},
+    "Thai": {"article": "โตโยต้าประกาศเรียกคืนรถยนต์หนึ่งล้านคัน " * 5},
+    "combining marks on letters": {"article": "Toyo\u0301ta recalls cars\u0308 " * 5},
+    "phrase longer than the article": {
+        "article": "Toyota recall.",
+        "required_phrases": ["Toyota recall of 1.2 million vehicles in Japan and the US"]},
+    "phrase absent from the article": {"article": ARTICLE, "required_phrases": ["Volkswagen"]},
+    "emoji phrase": {"article": ARTICLE, "required_phrases": ["🚗"]},
+    "largest article, one token": {"article": "x" * 100_000},
+    "largest article, Chinese": {"article": "丰田汽车公司周二宣布召回汽车" * 7142},
+    "largest article, emoji": {"article": "😀" * 100_000, "required_phrases": ["Toyota"]},
+    "five longest phrases": {"article": ARTICLE,
+                             "required_phrases": [f"{i} " + "Toyota " * 13 + "x"
+                                                  for i in range(5)]},
+}
+
+
+@pytest.mark.parametrize("name", sorted(ODD_BUT_VALID))
+def test_odd_inputs_get_an_answer_or_a_reason_never_an_internal_error(plain: Server,
+                                                                      name: str) -> None:
+    stub, channel = plain.stub()
+    with channel:
+        try:
+            response = stub.Suggest(api.SuggestRequest(**ODD_BUT_VALID[name]), timeout=120)
+        except grpc.RpcError as err:
+            assert err.code() in (grpc.StatusCode.INVALID_ARGUMENT,
+                                  grpc.StatusCode.FAILED_PRECONDITION), err.details()
+        else:  # a model copying a 100,000-emoji token writes no usable headline: dropped
+            assert all(len(c.text) <= 300 for c in response.candidates)
+            assert response.candidates or "emoji" in name
+
+
+def test_an_internal_error_names_the_request_id_and_nothing_from_inside(
+        triton: TritonInfo, tmp_path) -> None:
+    """The server pointed at the POS tagger instead of the headline model: Triton refuses
+    the call with the model's and its inputs' names. The client gets the request id; the
+    server log keeps what happened under that id."""
+    server = start_server(triton, tmp_path, NLP_HEADLINE_MODEL="pos_tagger")
+    try:
+        stub, channel = server.stub()
+        with channel, pytest.raises(grpc.RpcError) as info:
+            stub.Suggest(api.SuggestRequest(article=ARTICLE), timeout=30,
+                         metadata=[("x-request-id", "probe-42")])
+    finally:
+        stop_server(server)
+    err = info.value
+    assert err.code() == grpc.StatusCode.INTERNAL
+    assert err.details() == "internal error (request id probe-42)"
+    assert ("x-request-id", "probe-42") in err.trailing_metadata()
+    failure = [line for line in server.log.read_text().splitlines() if "probe-42" in line]
+    assert any("failed with INTERNAL" in line for line in failure)
+    assert "pos_tagger" in server.log.read_text()
 
 
 def test_an_expired_deadline_returns_deadline_exceeded_and_frees_the_work(
@@ -177,21 +267,84 @@ def test_api_key_is_required_when_configured(guarded: Server) -> None:
             grpc.StatusCode.UNAUTHENTICATED
 
 
-def test_requests_beyond_the_concurrency_limit_are_resource_exhausted(guarded: Server) -> None:
+def test_a_request_beyond_the_limit_waits_in_the_queue_and_one_beyond_it_gets_a_retry_hint(
+        guarded: Server) -> None:
+    """Limit 1, queue 1: of four requests at once one is served, one waits for its slot and
+    is served after it, two are refused at once with when to retry."""
     stub, channel = guarded.stub()
     request = api.SuggestRequest(article=ARTICLE, required_phrases=["Toyota", "recall"])
 
-    def call(_):
+    def call(_) -> tuple[grpc.StatusCode, dict, str]:
         try:
             stub.Suggest(request, timeout=60, metadata=[("x-api-key", "s3cret")])
-            return grpc.StatusCode.OK
+            return grpc.StatusCode.OK, {}, ""
         except grpc.RpcError as err:
-            return err.code()
+            return err.code(), dict(err.trailing_metadata() or ()), err.details()
 
     with channel, ThreadPoolExecutor(4) as pool:
-        codes = list(pool.map(call, range(4)))
-    assert grpc.StatusCode.OK in codes and grpc.StatusCode.RESOURCE_EXHAUSTED in codes
-    assert set(codes) <= {grpc.StatusCode.OK, grpc.StatusCode.RESOURCE_EXHAUSTED}
+        results = list(pool.map(call, range(4)))
+    codes = sorted(code.name for code, _, _ in results)
+    assert codes == ["OK", "OK", "RESOURCE_EXHAUSTED", "RESOURCE_EXHAUSTED"]
+    for code, trailer, details in results:
+        if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+            hint = int(trailer["retry-after-ms"])
+            assert 100 <= hint <= 10_000 and f"retry after {hint} ms" in details
+
+
+def test_the_cli_retries_a_busy_server_after_its_hint(guarded: Server) -> None:
+    """Slot and queue taken by two long requests: the CLI's first attempt is refused; it
+    waits the hinted time (with jitter), retries, and gets its candidates."""
+    stub, channel = guarded.stub()
+    long = api.SuggestRequest(article=ARTICLE * 3, required_phrases=["Toyota", "recall"],
+                              num_candidates=5)
+    key = [("x-api-key", "s3cret")]
+    with channel, ThreadPoolExecutor(2) as pool:
+        busy = [pool.submit(stub.Suggest, long, timeout=60, metadata=key) for _ in range(2)]
+        time.sleep(0.3)
+        cli = subprocess.run(
+            [sys.executable, "-m", "services.headline_api.client", "--text", ARTICLE, "-n", "1",
+             "--address", guarded.address, "--api-key", "s3cret", "--timeout", "60",
+             "--json"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=90)
+        assert all(f.result().candidates for f in busy)
+    assert cli.returncode == 0, cli.stderr
+    assert "RESOURCE_EXHAUSTED; retry 1/5 in" in cli.stderr and "(server hint)" in cli.stderr
+    assert json.loads(cli.stdout)["candidates"]
+
+
+@pytest.fixture(scope="module")
+def capped(triton: TritonInfo, tmp_path_factory) -> Iterator[Server]:
+    server = start_server(triton, tmp_path_factory.mktemp("api"),
+                          NLP_HEADLINE_MAX_TIMEOUT="0.5", NLP_HEADLINE_TIMEOUT="0.5")
+    yield server
+    stop_server(server)
+
+
+def test_a_client_deadline_beyond_the_cap_is_cut_to_it(capped: Server) -> None:
+    """An hour's deadline on a server capped at 0.5 s: the 20 candidates of a long article
+    take longer, so the call ends at the cap, saying so."""
+    stub, channel = capped.stub()
+    request = api.SuggestRequest(article=ARTICLE * 4, required_phrases=["Toyota", "recall",
+                                                                         "brake pedals"],
+                                 num_candidates=5)
+    began = time.monotonic()
+    with channel, pytest.raises(grpc.RpcError) as info:
+        stub.Suggest(request, timeout=3600)
+    assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert "limit of 0.5 s per request" in info.value.details()
+    assert time.monotonic() - began < 5
+
+
+def test_an_api_key_without_tls_refuses_to_start(triton: TritonInfo, tmp_path) -> None:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("NLP_HEADLINE_")}
+    environment.update(NLP_HEADLINE_API_KEY="s3cret", NLP_HEADLINE_METRICS_PORT="0",
+                       NLP_TRITON_GRPC_PORT=str(triton.grpc_port))
+    (port,) = free_ports(1)
+    proc = subprocess.run([sys.executable, "-m", "services.headline_api", "--port", str(port)],
+                          cwd=REPO_ROOT, env=environment, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 1
+    assert "NLP_HEADLINE_API_KEY is set but TLS is off" in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_triton_down_gives_unavailable(triton: TritonInfo, tmp_path) -> None:
@@ -282,5 +435,58 @@ def test_tls_serves_secure_clients_only(triton: TritonInfo, tmp_path) -> None:
         with plain_channel:
             assert code_of(lambda: plain_stub.Suggest(api.SuggestRequest(article=ARTICLE),
                                                       timeout=10)) == grpc.StatusCode.UNAVAILABLE
+    finally:
+        stop_server(server)
+
+
+def issue(tmp: Path, name: str, ca: tuple[Path, Path] | None = None) -> tuple[Path, Path]:
+    """(key, certificate) for 127.0.0.1: self-signed when `ca` is None, else signed by it."""
+    key, cert = tmp / f"{name}.key", tmp / f"{name}.pem"
+    subject = ["-subj", f"/CN={name}", "-addext", "subjectAltName=IP:127.0.0.1"]
+    if ca is None:
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                        *subject, "-keyout", str(key), "-out", str(cert)], check=True,
+                       capture_output=True)
+        return key, cert
+    csr = tmp / f"{name}.csr"
+    subprocess.run(["openssl", "req", "-newkey", "rsa:2048", "-nodes", *subject,
+                    "-keyout", str(key), "-out", str(csr)], check=True, capture_output=True)
+    subprocess.run(["openssl", "x509", "-req", "-in", str(csr), "-CA", str(ca[1]), "-CAkey",
+                    str(ca[0]), "-CAcreateserial", "-days", "1", "-copy_extensions", "copy",
+                    "-out", str(cert)], check=True, capture_output=True)
+    return key, cert
+
+
+def test_mutual_tls_serves_only_clients_with_a_certificate_from_the_client_ca(
+        triton: TritonInfo, tmp_path) -> None:
+    ca = issue(tmp_path, "ca")
+    server_key, server_cert = issue(tmp_path, "server", ca)
+    client_key, client_cert = issue(tmp_path, "client", ca)
+    stranger_key, stranger_cert = issue(tmp_path, "stranger")  # not signed by the CA
+    server = start_server(triton, tmp_path, NLP_HEADLINE_TLS_CERT=str(server_cert),
+                          NLP_HEADLINE_TLS_KEY=str(server_key),
+                          NLP_HEADLINE_TLS_CLIENT_CA=str(ca[1]))
+    request = api.SuggestRequest(article=ARTICLE, num_candidates=1)
+
+    def credentials(key: Path | None = None, cert: Path | None = None):
+        return grpc.ssl_channel_credentials(
+            ca[1].read_bytes(), private_key=key.read_bytes() if key else None,
+            certificate_chain=cert.read_bytes() if cert else None)
+
+    try:
+        stub, channel = server.stub(credentials(client_key, client_cert))
+        with channel:
+            assert stub.Suggest(request, timeout=60).candidates
+        for creds in (credentials(), credentials(stranger_key, stranger_cert)):
+            stub, channel = server.stub(creds)
+            with channel:
+                assert code_of(lambda s=stub: s.Suggest(request, timeout=10)) == \
+                    grpc.StatusCode.UNAVAILABLE
+        cli = subprocess.run(
+            [sys.executable, "-m", "services.headline_api.client", "--text", ARTICLE, "-n", "1",
+             "--address", server.address, "--tls-ca", str(ca[1]), "--tls-cert",
+             str(client_cert), "--tls-key", str(client_key), "--json"],
+            cwd=REPO_ROOT, capture_output=True, text=True, timeout=90)
+        assert cli.returncode == 0, cli.stderr
     finally:
         stop_server(server)
