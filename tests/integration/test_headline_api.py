@@ -7,7 +7,8 @@ TLS; and pointed at a port where no Triton listens. Checked: candidates and phra
 status the API promises, inputs that used to crash a model, that no status message carries
 server internals, the admission queue and its retry hint (and the CLI honouring it),
 deadlines (shortened, expired, capped), streaming order, concurrent requests, health,
-metrics, refusal to start with an API key over plaintext, and grpcurl through reflection.
+metrics, refusal to start with an API key over plaintext, grpcurl through reflection, and
+(slow) reaching Triton again within seconds after a two-minute Triton outage.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from deploy.settings import REPO_ROOT
+from deploy.settings import REPO_ROOT, Settings
+from deploy.stack import server as stack_server
 from deploy.testing import TritonInfo, free_ports
 from services.pb import headline_api_pb2 as api
 from services.pb import headline_api_pb2_grpc as api_grpc
@@ -490,3 +492,38 @@ def test_mutual_tls_serves_only_clients_with_a_certificate_from_the_client_ca(
         assert cli.returncode == 0, cli.stderr
     finally:
         stop_server(server)
+
+
+@pytest.mark.slow
+def test_after_a_triton_restart_the_api_reaches_it_again_within_seconds(
+        triton: TritonInfo, tmp_path) -> None:
+    """Triton down for two minutes, then back: gRPC's default reconnect backoff has grown
+    towards its 120-s cap by then, and measured 30 s before the API reached Triton again;
+    the Triton clients' channel options cap the backoff at 1 s. Triton is restarted for
+    real (and left running for the rest of the session)."""
+    server = start_server(triton, tmp_path)
+    srv = stack_server("triton", Settings.from_env())
+    request = api.SuggestRequest(article=ARTICLE, num_candidates=1)
+    try:
+        stub, channel = server.stub()
+        with channel:
+            assert stub.Suggest(request, timeout=30).candidates
+            srv.stop()
+            outage_ends = time.monotonic() + 120
+            while time.monotonic() < outage_ends:
+                assert code_of(lambda: stub.Suggest(request, timeout=10)) == \
+                    grpc.StatusCode.UNAVAILABLE
+                time.sleep(0.5)
+            srv.start(timeout=300)
+            ready = time.monotonic()
+            while True:
+                try:
+                    stub.Suggest(request, timeout=30)
+                    break
+                except grpc.RpcError:
+                    assert time.monotonic() - ready < 60, "not reconnected after 60 s"
+                    time.sleep(0.1)
+        assert time.monotonic() - ready < 3
+    finally:
+        stop_server(server)
+        srv.start(timeout=300)
