@@ -41,11 +41,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from deploy.harness import PipelineRun, post_bytes, wait_until
-from deploy.settings import REPO_ROOT, Settings
 from deploy.stack import server
 from deploy.testing import free_ports
 from deploy.triton import admin_headers
 from services.pb import messages_pb2 as pb
+from services.settings import REPO_ROOT, Settings
 
 SAMPLE = REPO_ROOT / "deploy" / "sample_data" / "tweets.jsonl"
 MALFORMED_SHARE = 0.10

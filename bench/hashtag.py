@@ -73,8 +73,8 @@ async def _triton_run(texts: list[str], url: str, batch: int, in_flight: int) ->
 
 
 def run(n_posts: int, skip_pipeline: bool, beam: int = 4) -> dict:
-    from deploy.settings import Settings
     from deploy.stack import servers
+    from services.settings import Settings
 
     settings = Settings.from_env()
     texts = load_texts(n_posts)

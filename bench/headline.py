@@ -27,7 +27,7 @@ import time
 import uuid
 
 from bench.pos import _cores, _reload_model, _stack_memory
-from deploy.settings import REPO_ROOT
+from services.settings import REPO_ROOT
 
 MODELS = ("headline_generator", "constrained_headline_generator")
 
@@ -183,8 +183,8 @@ def bench_pipeline(pairs: list[tuple[str, str]], settings, timeout: float = 1200
 
 
 def run(n_articles: int, words: int, skip_pipeline: bool) -> dict:
-    from deploy.settings import Settings
     from deploy.stack import servers
+    from services.settings import Settings
 
     settings = Settings.from_env()
     pairs = load_articles(n_articles, words)

@@ -26,8 +26,8 @@ from pathlib import Path
 
 from bench.headline import MODELS, latency, load_articles
 from bench.pos import _cores, _reload_model
-from deploy.settings import REPO_ROOT
 from deploy.testing import free_ports
+from services.settings import REPO_ROOT
 
 LEVELS = (1, 4, 16)
 CANDIDATES = 3
@@ -125,8 +125,8 @@ async def bench_grpc(pairs: list[tuple[str, str]], port: int, requests: int) -> 
 
 
 def run(n_requests: int, words: int, n_articles: int) -> dict:
-    from deploy.settings import Settings
     from deploy.stack import servers
+    from services.settings import Settings
     from training.headline.evaluate import CONSTRAINED_MODEL, FULL_MODEL
     from training.publish import newest_version
 

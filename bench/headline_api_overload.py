@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 from bench.headline import latency, load_articles
 from bench.headline_api import start_api
-from deploy.settings import Settings
+from services.settings import Settings
 
 SCENARIOS: dict[str, tuple[dict[str, str], str]] = {
     "no_queue_immediate_retry": ({"NLP_HEADLINE_QUEUE_SIZE": "0"}, "immediate"),

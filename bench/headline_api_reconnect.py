@@ -21,8 +21,8 @@ import sys
 import time
 from pathlib import Path
 
-from deploy.settings import REPO_ROOT, Settings
 from deploy.testing import free_ports
+from services.settings import REPO_ROOT, Settings
 
 ARTICLE = ("Toyota Motor Corp said on Tuesday it would recall about 1.2 million vehicles in "
            "Japan and the United States to fix faulty brake pedals. " * 4)

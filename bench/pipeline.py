@@ -17,7 +17,7 @@ import uuid
 import psutil
 
 from deploy.process import stop_child
-from deploy.settings import REPO_ROOT, Settings
+from services.settings import REPO_ROOT, Settings
 
 
 def _post_bytes(post_id: str, text: str) -> bytes:

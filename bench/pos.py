@@ -19,7 +19,7 @@ import asyncio
 import json
 import time
 
-from deploy.settings import REPO_ROOT
+from services.settings import REPO_ROOT
 
 SAMPLE = REPO_ROOT / "deploy" / "sample_data" / "tweets.jsonl"
 
@@ -89,8 +89,8 @@ def bench_triton(texts: list[str], url: str, batch: int = 64, in_flight: int = 4
 
 
 def run(n_tweets: int, skip_pipeline: bool) -> dict:
-    from deploy.settings import Settings
     from deploy.stack import servers
+    from services.settings import Settings
 
     settings = Settings.from_env()
     texts = load_texts(n_tweets)

@@ -25,7 +25,7 @@ from deploy.process import (
     port_bindable,
     stop_group,
 )
-from deploy.settings import REPO_ROOT, Settings
+from services.settings import REPO_ROOT, Settings
 
 
 @dataclass(frozen=True)

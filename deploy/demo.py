@@ -30,9 +30,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from deploy.process import stop_child
-from deploy.settings import REPO_ROOT, Settings
 from deploy.stack import servers, status
 from services.config import load
+from services.settings import REPO_ROOT, Settings
 
 SAMPLES = REPO_ROOT / "deploy" / "sample_data"
 #: (feed, topic, producer --kind, index prefix setting)

@@ -19,7 +19,7 @@ import urllib.request
 
 from deploy import jvm
 from deploy.base import Port, Server
-from deploy.settings import ELASTICSEARCH_VERSION
+from services.settings import ELASTICSEARCH_VERSION
 
 LOG4J2 = """\
 status = error

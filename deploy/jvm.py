@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 from deploy.process import DeployError
-from deploy.settings import REPO_ROOT
+from services.settings import REPO_ROOT
 
 MAVEN_DIR = REPO_ROOT / "deploy" / "maven"
 

@@ -7,7 +7,7 @@
     python -m deploy.local logs [name] [-n N]
     python -m deploy.local topics posts.raw posts.tagged ...
 
-Ports and paths come from NLP_* variables (see deploy/settings.py); state (configs, data,
+Ports and paths come from NLP_* variables (see services/settings.py); state (configs, data,
 logs, pid records) lives in NLP_STATE_DIR, default var/.
 """
 
@@ -18,8 +18,8 @@ import sys
 import time
 
 from deploy.process import DeployError, tail
-from deploy.settings import Settings
 from deploy.stack import SERVERS, server, servers, status
+from services.settings import Settings
 
 MIB = 2**20
 

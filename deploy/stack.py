@@ -9,8 +9,8 @@ from deploy.base import Server
 from deploy.elasticsearch import Elasticsearch
 from deploy.kafka import Kafka
 from deploy.process import DeployError, members, pss_bytes, rss_bytes
-from deploy.settings import Settings
 from deploy.triton import Triton
+from services.settings import Settings
 
 #: Start order: Kafka first (services need it), Triton last (slowest, loads models).
 SERVERS: dict[str, type[Server]] = {

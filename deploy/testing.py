@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deploy.base import Server
-from deploy.settings import Settings
 from deploy.stack import server
+from services.settings import Settings
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from deploy.base import Port, Server
 from deploy.process import DeployError
-from deploy.settings import REPO_ROOT, Settings
+from services.settings import REPO_ROOT, Settings
 
 #: Triton APIs that change or expose the server (load/unload models, map shared memory,
 #: tracing, log settings) answer only requests carrying ``ADMIN_HEADER: <key>``.

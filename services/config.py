@@ -1,6 +1,6 @@
 """Pipeline configuration: topic names, index naming, limits, batching and retry knobs.
 
-Server addresses come from ``deploy.settings`` (one place for ports, shared with the local
+Server addresses come from ``services.settings`` (one place for ports, shared with the local
 stack and the test fixtures); this module adds only what the services decide themselves.
 Every value can be overridden through an ``NLP_*`` environment variable so a test session
 can run the worker against its own topics, index prefix and consumer group without
@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from deploy.settings import Settings
+from services.settings import Settings
 
 #: Hard limit on a raw Kafka message; the broker allows 2 MiB (message.max.bytes).
 MAX_RAW_BYTES = 2 * 1024 * 1024

@@ -16,7 +16,7 @@
     NLP_HEADLINE_METRICS_PORT   Prometheus /metrics on the bind address (default 9464; 0 off)
     NLP_HEADLINE_TIMEOUT        seconds a request may take without a client deadline (30)
     NLP_HEADLINE_MAX_TIMEOUT    longer client deadlines are cut to this many seconds (60)
-    NLP_TRITON_HOST / NLP_TRITON_GRPC_PORT   the Triton server (deploy.settings)
+    NLP_TRITON_HOST / NLP_TRITON_GRPC_PORT   the Triton server (services.settings)
     NLP_HEADLINE_MODEL / NLP_CONSTRAINED_MODEL  Triton model names
 """
 
@@ -26,7 +26,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from deploy.settings import Settings
+from services.settings import Settings
 
 MAX_MESSAGE_BYTES = 1024 * 1024  # a 100,000-character article is at most ~400 KB of UTF-8
 TRUE = ("1", "true", "yes")

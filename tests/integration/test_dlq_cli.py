@@ -13,10 +13,10 @@ from datetime import UTC, datetime
 import pytest
 from kafka import KafkaConsumer, KafkaProducer
 
-from deploy.settings import REPO_ROOT
 from deploy.testing import KafkaInfo
 from services.dlq import Origin, dead_letter
 from services.kafka_topics import ensure_topics
+from services.settings import REPO_ROOT
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 

@@ -29,11 +29,11 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from deploy.settings import REPO_ROOT, Settings
 from deploy.stack import server as stack_server
 from deploy.testing import TritonInfo, free_ports
 from services.pb import headline_api_pb2 as api
 from services.pb import headline_api_pb2_grpc as api_grpc
+from services.settings import REPO_ROOT, Settings
 from training.headline.metrics import contains_phrase
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]

@@ -23,10 +23,10 @@ import numpy as np
 import pytest
 
 from deploy.process import DeployError, group_pids
-from deploy.settings import REPO_ROOT, Settings
 from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo, private_env, running
 from deploy.triton import Triton, admin_headers
 from services.kafka_topics import ensure_topics, topic_retention_ms
+from services.settings import REPO_ROOT, Settings
 
 pytestmark = pytest.mark.integration
 
@@ -43,14 +43,14 @@ output [
 instance_group [ { kind: KIND_CPU, count: 1 } ]
 """
 
-# Imports torch (from the venv) and deploy.settings (from the repo root): the two things
+# Imports torch (from the venv) and services.settings (from the repo root): the two things
 # the real models need from the stub's interpreter.
 ECHO_MODEL = """\
 import numpy as np
 import torch
 import triton_python_backend_utils as pb_utils
 
-import deploy.settings  # noqa: F401  (repo root must be importable)
+import services.settings  # noqa: F401  (repo root must be importable)
 
 
 class TritonPythonModel:

@@ -40,7 +40,6 @@ from elasticsearch import Elasticsearch, TransportError
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.errors import KafkaError
 
-from deploy.settings import REPO_ROOT, Settings
 from deploy.stack import server
 from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo, describe, free_ports
 from services.config import Topics
@@ -48,6 +47,7 @@ from services.es.bulk import make_client
 from services.kafka_topics import ensure_topics
 from services.pb import messages_pb2 as pb
 from services.search.query import SearchRequest, build_query
+from services.settings import REPO_ROOT, Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 

@@ -18,9 +18,9 @@ import pytest
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
-from deploy.settings import REPO_ROOT, Settings
 from deploy.testing import TritonInfo, private_env, running
 from deploy.triton import admin_headers
+from services.settings import REPO_ROOT, Settings
 from training.pos.evaluate import shipped_checkpoint
 from training.pos.export import export
 from training.pos.predictor import PosPredictor

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from deploy.settings import ELASTICSEARCH_VERSION, KAFKA_VERSION, REPO_ROOT, TRITON_CONTAINER
+from services.settings import ELASTICSEARCH_VERSION, KAFKA_VERSION, REPO_ROOT, TRITON_CONTAINER
 
 COMPOSE_FILE = REPO_ROOT / "docker-compose.yml"
 EXPECTED_SERVICES = {

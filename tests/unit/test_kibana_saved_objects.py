@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from deploy.settings import REPO_ROOT
+from services.settings import REPO_ROOT
 
 SAVED = REPO_ROOT / "deploy" / "kibana" / "saved_objects.ndjson"
 TEMPLATES = {kind: REPO_ROOT / "services" / "es" / f"{kind}_template.json"

@@ -2,8 +2,9 @@
 
 Every value comes from an ``NLP_*`` environment variable with a default, so the CLI
 (`python -m deploy.local`), the pytest fixtures and the services agree on where
-Kafka, Elasticsearch and Triton listen. This module imports only the standard library:
-services may import it to find the servers without pulling in deploy code.
+Kafka, Elasticsearch and Triton listen. It lives in ``services`` because the services need
+the addresses; ``deploy`` (which starts the servers) imports it from here, never the
+reverse. Standard library only.
 """
 
 from __future__ import annotations
