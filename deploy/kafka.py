@@ -1,7 +1,7 @@
 """One Apache Kafka 3.9 broker in KRaft mode (combined broker + controller) from Maven jars.
 
 Kafka stays on 3.9.x because Faust's client, aiokafka, has no confirmed support for the
-protocol versions Kafka 4.0 removed (KIP-896); see DESIGN.md.
+protocol versions Kafka 4.0 removed (KIP-896); see docs/design.md.
 """
 
 from __future__ import annotations

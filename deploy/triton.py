@@ -183,7 +183,7 @@ class Triton(Server):
             # for anything the models start with the venv's own python
             PYTHONPATH=os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p),
             PYTHONUNBUFFERED="1",
-            # the stack shares 2 cores: one intra-op thread per model instance (DESIGN.md)
+            # the stack shares 2 cores: one intra-op thread per model instance (docs/design.md)
             OMP_NUM_THREADS="1",
             MKL_NUM_THREADS="1",
             # Models that ask for more threads (torch_threads) run side by side on the same
