@@ -26,10 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deploy.process import stop_child
-from services.config import MAX_RAW_BYTES, PipelineConfig, Topics
+from services.config import PipelineConfig, Topics
 from services.credentials import KafkaSecurity
 from services.es.bulk import make_client
 from services.kafka_topics import ensure_topics
+from services.limits import MAX_RAW_BYTES
 from services.pb import messages_pb2 as pb
 from services.settings import REPO_ROOT, Settings
 

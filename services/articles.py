@@ -20,14 +20,6 @@ from datetime import UTC, datetime
 from google.protobuf.message import DecodeError
 
 from services import errors
-from services.config import (
-    MAX_ID_BYTES,
-    MAX_NAME_CHARS,
-    MAX_PHRASE_CHARS,
-    MAX_PHRASES,
-    MAX_REQUIRED_PHRASES,
-    MAX_TITLE_CHARS,
-)
 from services.fields import (
     check_key,
     check_lang,
@@ -35,6 +27,14 @@ from services.fields import (
     check_timestamp,
     has_control,
     is_blank,
+)
+from services.limits import (
+    MAX_ID_BYTES,
+    MAX_NAME_CHARS,
+    MAX_PHRASE_CHARS,
+    MAX_PHRASES,
+    MAX_REQUIRED_PHRASES,
+    MAX_TITLE_CHARS,
 )
 from services.pb import messages_pb2 as pb
 from services.triton import HeadlineResult

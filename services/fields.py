@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from services import errors
-from services.config import (
+from services.limits import (
     MAX_ATTRIBUTE_KEY_CHARS,
     MAX_ATTRIBUTE_VALUE_CHARS,
     MAX_ATTRIBUTES,

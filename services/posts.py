@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 from google.protobuf.message import DecodeError
 
 from services import errors
-from services.config import MAX_ID_BYTES, MAX_NAME_CHARS
 from services.fields import (
     check_attributes,
     check_enum,
@@ -23,6 +22,7 @@ from services.fields import (
     check_timestamp,
     is_blank,
 )
+from services.limits import MAX_ID_BYTES, MAX_NAME_CHARS
 from services.pb import messages_pb2 as pb
 from services.triton import HashtagResult, TagResult
 

@@ -24,9 +24,10 @@ from datetime import UTC, datetime, timedelta
 
 from kafka import KafkaConsumer, KafkaProducer
 
-from services.config import MAX_RAW_BYTES, PipelineConfig
+from services.config import PipelineConfig
 from services.credentials import KafkaSecurity
 from services.dlq import is_complete
+from services.limits import MAX_RAW_BYTES
 from services.pb import messages_pb2 as pb
 
 DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")

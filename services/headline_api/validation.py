@@ -13,12 +13,15 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from services.limits import (
+    MAX_ARTICLE_CHARS,
+    MAX_LANG_CHARS,
+    MAX_PHRASE_CHARS,
+    MAX_PHRASES_PER_REQUEST,
+)
 from services.pb import headline_api_pb2 as api
 from training.language import resolve_language
 
-MAX_ARTICLE_CHARS = 100_000
-MAX_PHRASES = 5
-MAX_PHRASE_CHARS = 100
 MAX_CANDIDATES = 5  # per generator call (the Triton models' CANDIDATES input)
 DEFAULT_CANDIDATES = 3
 MIN_LENGTH, MAX_LENGTH = 10, 300
@@ -26,7 +29,6 @@ MIN_LENGTH, MAX_LENGTH = 10, 300
 #: unknown token (e.g. a 100,000-emoji run the tokenizer reads as one piece) can write a
 #: "headline" of megabytes, more than the 1 MiB response limit.
 MAX_HEADLINE_CHARS = MAX_LENGTH
-MAX_LANGUAGE_CHARS = 35  # the longest BCP-47 tag in practical use
 LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*")
 #: Letters and symbols that render blank or that the English tokenizer drops: Hangul fillers,
 #: the blank Braille pattern, SentencePiece's space symbol U+2581 and U+FFFD.
@@ -108,7 +110,7 @@ def check_article(article: str) -> str:
 def check_language(language: str, article: str) -> str:
     """'en' or 'zh': as given (a BCP-47 tag) or detected from the article's script."""
     tag = language.strip()
-    if tag and (len(tag) > MAX_LANGUAGE_CHARS or not LANGUAGE_TAG.fullmatch(tag)):
+    if tag and (len(tag) > MAX_LANG_CHARS or not LANGUAGE_TAG.fullmatch(tag)):
         raise Invalid(f"language {shown(tag)} is not a BCP-47 tag such as 'en' or 'zh-Hans'")
     resolved = resolve_language(tag, article)
     if resolved not in LANGUAGES:
@@ -139,8 +141,9 @@ def plan(request: api.SuggestRequest) -> Plan:
     article = check_article(request.article)
     language = check_language(request.language, article)
     phrases = list(dict.fromkeys(p.strip() for p in request.required_phrases))
-    if len(phrases) > MAX_PHRASES:
-        raise Invalid(f"{len(phrases)} required phrases; at most {MAX_PHRASES} are allowed")
+    if len(phrases) > MAX_PHRASES_PER_REQUEST:
+        raise Invalid(f"{len(phrases)} required phrases; "
+                      f"at most {MAX_PHRASES_PER_REQUEST} are allowed")
     for p in phrases:
         check_phrase(p)
     n = request.num_candidates or DEFAULT_CANDIDATES

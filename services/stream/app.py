@@ -37,8 +37,9 @@ from __future__ import annotations
 import faust
 import faust.web
 
-from services.config import MAX_RAW_BYTES, PipelineConfig, load
+from services.config import PipelineConfig, load
 from services.credentials import KafkaSecurity
+from services.limits import MAX_RAW_BYTES
 from services.retry import WAITING
 from services.stream import indexing, stage
 from services.stream.batching import COUNTS

@@ -37,8 +37,9 @@ from aiokafka.errors import KafkaError, MessageSizeTooLargeError
 from faust.types import EventT
 
 from services import errors
-from services.config import MAX_DLQ_VALUE_BYTES, MAX_RAW_BYTES, RetryPolicy
+from services.config import RetryPolicy
 from services.dlq import Origin, dead_letter, record_key
+from services.limits import MAX_DLQ_VALUE_BYTES, MAX_RAW_BYTES
 from services.retry import RetryGaveUp, retry_async
 
 log = logging.getLogger(__name__)

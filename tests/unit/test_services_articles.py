@@ -13,9 +13,9 @@ from services.articles import (
     build_enriched_article,
     prepare_article,
 )
-from services.config import MAX_PHRASE_CHARS, MAX_PHRASES
 from services.es.documents import article_document, article_index_name
 from services.es.template import mapping_properties
+from services.limits import MAX_PHRASE_CHARS, MAX_PHRASES
 from services.pb import messages_pb2 as pb
 from services.triton import HeadlineResult
 

@@ -19,8 +19,9 @@ from faust.types.tuples import Message
 from tritonclient.utils import InferenceServerException
 
 from services import errors
-from services.config import MAX_RAW_BYTES, RetryPolicy
+from services.config import RetryPolicy
 from services.dlq import Origin, is_complete
+from services.limits import MAX_RAW_BYTES
 from services.pb import messages_pb2 as pb
 from services.retry import RetryGaveUp
 from services.stream import batching

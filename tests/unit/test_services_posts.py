@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from services import errors
-from services.config import MAX_ID_BYTES
+from services.limits import MAX_ID_BYTES
 from services.pb import messages_pb2 as pb
 from services.posts import (
     build_tagged_post,
