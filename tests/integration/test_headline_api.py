@@ -495,14 +495,17 @@ def test_mutual_tls_serves_only_clients_with_a_certificate_from_the_client_ca(
 
 
 @pytest.mark.slow
+@pytest.mark.disruptive
 def test_after_a_triton_restart_the_api_reaches_it_again_within_seconds(
         triton: TritonInfo, tmp_path) -> None:
     """Triton down for two minutes, then back: gRPC's default reconnect backoff has grown
     towards its 120-s cap by then, and measured 30 s before the API reached Triton again;
     the Triton clients' channel options cap the backoff at 1 s. Triton is restarted for
-    real (and left running for the rest of the session)."""
+    real, as whoever started it (so the session stops it at the end if it started it)."""
     server = start_server(triton, tmp_path)
     srv = stack_server("triton", Settings.from_env())
+    record = srv.record()
+    owner = record.owner if record is not None else "fixture"
     request = api.SuggestRequest(article=ARTICLE, num_candidates=1)
     try:
         stub, channel = server.stub()
@@ -514,7 +517,7 @@ def test_after_a_triton_restart_the_api_reaches_it_again_within_seconds(
                 assert code_of(lambda: stub.Suggest(request, timeout=10)) == \
                     grpc.StatusCode.UNAVAILABLE
                 time.sleep(0.5)
-            srv.start(timeout=300)
+            srv.start(timeout=300, owner=owner)
             ready = time.monotonic()
             while True:
                 try:
@@ -526,4 +529,4 @@ def test_after_a_triton_restart_the_api_reaches_it_again_within_seconds(
         assert time.monotonic() - ready < 3
     finally:
         stop_server(server)
-        srv.start(timeout=300)
+        srv.start(timeout=300, owner=owner)
