@@ -14,6 +14,7 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import numpy as np
 import tritonclient.grpc as grpcclient
@@ -24,6 +25,8 @@ from services.config import RetryPolicy
 from services.retry import retry_async
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 INPUT = "TEXT"
 OUTPUT = "TAGS_JSON"
@@ -71,13 +74,6 @@ class TagResult:
     truncated: bool
 
 
-@dataclass(frozen=True)
-class TagBatch:
-    """Results in request order, plus which model version produced them."""
-
-    results: list[TagResult]
-    model_name: str
-    model_version: str
 
 
 @dataclass(frozen=True)
@@ -91,11 +87,6 @@ class HashtagResult:
     truncated: bool
 
 
-@dataclass(frozen=True)
-class HashtagBatch:
-    results: list[HashtagResult]
-    model_name: str
-    model_version: str
 
 
 @dataclass(frozen=True)
@@ -112,9 +103,14 @@ class HeadlineResult:
     strategy: str = ""
 
 
+
+
 @dataclass(frozen=True)
-class HeadlineBatch:
-    results: list[HeadlineResult]
+class Batch(Generic[T]):
+    """One model call's results in request order, and which model version produced them
+    (every document carries it)."""
+
+    results: list[T]
     model_name: str
     model_version: str
 
@@ -256,11 +252,11 @@ class PosTaggerClient(TritonModelClient):
                  timeout: float = 60.0) -> None:
         super().__init__(url, model, retry, timeout)
 
-    async def tag(self, texts: Sequence[str]) -> TagBatch:
+    async def tag(self, texts: Sequence[str]) -> Batch[TagResult]:
         if not texts:
-            return TagBatch([], self.model, "")
+            return Batch([], self.model, "")
         rows, name, version = await self.infer(make_inputs(texts), OUTPUT, len(texts))
-        return TagBatch([parse_tags_json(r) for r in rows], name, version)
+        return Batch([parse_tags_json(r) for r in rows], name, version)
 
 
 class HashtagClient(TritonModelClient):
@@ -270,12 +266,12 @@ class HashtagClient(TritonModelClient):
                  retry: RetryPolicy | None = None, timeout: float = 60.0) -> None:
         super().__init__(url, model, retry, timeout)
 
-    async def generate(self, texts: Sequence[str], langs: Sequence[str]) -> HashtagBatch:
+    async def generate(self, texts: Sequence[str], langs: Sequence[str]) -> Batch[HashtagResult]:
         if not texts:
-            return HashtagBatch([], self.model, "")
+            return Batch([], self.model, "")
         inputs = [bytes_input(INPUT, texts), bytes_input(LANG_INPUT, langs)]
         rows, name, version = await self.infer(inputs, HASHTAGS_OUTPUT, len(texts))
-        return HashtagBatch([parse_hashtags_json(r) for r in rows], name, version)
+        return Batch([parse_hashtags_json(r) for r in rows], name, version)
 
 
 class HeadlineClient(TritonModelClient):
@@ -286,15 +282,15 @@ class HeadlineClient(TritonModelClient):
         super().__init__(url, model, retry, timeout)
 
     async def generate(self, articles: Sequence[str], langs: Sequence[str],
-                       timeout: float | None = None, candidates: int = 0) -> HeadlineBatch:
+                       timeout: float | None = None, candidates: int = 0) -> Batch[HeadlineResult]:
         """`candidates`: per article, 1 to 5 (0: the model's configured n_best)."""
         if not articles:
-            return HeadlineBatch([], self.model, "")
+            return Batch([], self.model, "")
         inputs = [bytes_input("ARTICLE", articles), bytes_input(LANG_INPUT, langs)]
         if candidates:
             inputs.append(int32_input("CANDIDATES", [candidates] * len(articles)))
         rows, name, version = await self.infer(inputs, HEADLINES_OUTPUT, len(articles), timeout)
-        return HeadlineBatch([parse_headlines_json(r) for r in rows], name, version)
+        return Batch([parse_headlines_json(r) for r in rows], name, version)
 
 
 class ConstrainedHeadlineClient(TritonModelClient):
@@ -307,13 +303,13 @@ class ConstrainedHeadlineClient(TritonModelClient):
 
     async def generate(self, articles: Sequence[str], langs: Sequence[str],
                        phrases: Sequence[str], strategies: Sequence[str],
-                       timeout: float | None = None, candidates: int = 0) -> HeadlineBatch:
+                       timeout: float | None = None, candidates: int = 0) -> Batch[HeadlineResult]:
         """`candidates`: per article, 1 to 5 (0: the model's configured n_best)."""
         if not articles:
-            return HeadlineBatch([], self.model, "")
+            return Batch([], self.model, "")
         inputs = [bytes_input("ARTICLE", articles), bytes_input(LANG_INPUT, langs),
                   bytes_input("PHRASE", phrases), bytes_input("STRATEGY", strategies)]
         if candidates:
             inputs.append(int32_input("CANDIDATES", [candidates] * len(articles)))
         rows, name, version = await self.infer(inputs, HEADLINES_OUTPUT, len(articles), timeout)
-        return HeadlineBatch([parse_headlines_json(r) for r in rows], name, version)
+        return Batch([parse_headlines_json(r) for r in rows], name, version)

@@ -39,9 +39,10 @@ from services.pb import headline_api_pb2_grpc as api_grpc
 from services.pb import messages_pb2 as pb
 from services.retry import RetryGaveUp
 from services.triton import (
+    Batch,
     ConstrainedHeadlineClient,
-    HeadlineBatch,
     HeadlineClient,
+    HeadlineResult,
     is_transient,
 )
 
@@ -88,7 +89,7 @@ class Group:
 
     kind: int
     phrase: str
-    batch: HeadlineBatch
+    batch: Batch[HeadlineResult]
 
 
 class Admission:

@@ -24,7 +24,7 @@ from services.config import PipelineConfig
 from services.dlq import Origin
 from services.pb import messages_pb2 as pb
 from services.stream.stage import Item, Stage
-from services.triton import ConstrainedHeadlineClient, HeadlineBatch, HeadlineClient
+from services.triton import Batch, ConstrainedHeadlineClient, HeadlineClient, HeadlineResult
 
 
 class Generators:
@@ -46,7 +46,7 @@ class Generators:
             calls.append(self.constrained.generate(
                 [bodies[i] for i, _ in pairs], [langs[i] for i, _ in pairs],
                 [p for _, p in pairs], [""] * len(pairs)))
-        batches: list[HeadlineBatch] = list(await asyncio.gather(*calls))
+        batches: list[Batch[HeadlineResult]] = list(await asyncio.gather(*calls))
         out: list[list[Generated]] = [[] for _ in articles]
         if self.full is not None:
             full = batches.pop(0)

@@ -26,11 +26,11 @@ from services.posts import (
 )
 from services.stream.stage import Item, Stage
 from services.triton import (
+    Batch,
     HashtagClient,
     HashtagResult,
     ModelError,
     PosTaggerClient,
-    TagBatch,
     TagResult,
 )
 
@@ -69,7 +69,7 @@ class Models:
         if self.hashtagger is not None:
             calls.append(named(self.hashtagger.model, self.hashtagger.generate(texts, langs)))
         results = await asyncio.gather(*calls)
-        batch: TagBatch = results[0]
+        batch: Batch[TagResult] = results[0]
         pos: list[TagResult | None] = [None] * len(posts)
         for i, result in zip(tagged, batch.results, strict=True):
             pos[i] = result
