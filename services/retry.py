@@ -66,7 +66,8 @@ async def retry_async(
                 if policy.max_wait is not None and waited + delay > policy.max_wait:
                     raise RetryGaveUp(
                         f"{what}: still failing after {waited:.1f}s: {exc}") from exc
-                log.warning(
+                log.log(
+                    logging.WARNING if loud(attempt) else logging.DEBUG,
                     "%s failed (attempt %d, %.1fs so far): %s; retrying in %.2fs",
                     what, attempt, waited, _brief(exc), delay,
                 )
@@ -79,6 +80,13 @@ async def retry_async(
         raise AssertionError("unreachable")  # delays() never ends
     finally:
         WAITING.pop(token, None)
+
+
+def loud(attempt: int) -> bool:
+    """Which failed attempts are logged as warnings: the first three, then every tenth
+    (about every 50 s at the 5 s cap), so a long outage stays visible without flooding
+    the log; the recovery is always logged."""
+    return attempt <= 3 or attempt % 10 == 0
 
 
 def _brief(exc: BaseException) -> str:

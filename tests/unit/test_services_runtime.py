@@ -38,7 +38,8 @@ def test_retry_recovers_after_transient_errors(caplog: pytest.LogCaptureFixture)
         result = asyncio.run(retry_async(flaky, policy=FAST, is_transient=lambda e: True,
                                          what="flaky", log=logging.getLogger("t")))
     assert result == "ok" and calls["n"] == 3
-    assert sum("retrying" in r.message for r in caplog.records) == 2  # every retry logged
+    assert sum("retrying" in r.message for r in caplog.records) == 2  # early retries logged
+    assert any("recovered after 3 attempts" in r.message for r in caplog.records)
 
 
 def test_retry_gives_up_only_with_a_max_wait() -> None:
@@ -154,3 +155,23 @@ def test_web_server_disabled_means_without_web() -> None:
     assert worker_argv(["x", "worker", "-l", "info"], None)[-1] == "--without-web"
     assert worker_argv(["x", "worker"], 6066) == ["x", "worker"]
     assert worker_argv(["x", "worker", "--with-web"], None) == ["x", "worker", "--with-web"]
+
+
+def test_a_long_outage_is_logged_at_its_start_then_every_tenth_attempt(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    calls = {"n": 0}
+
+    async def down_for_25_attempts() -> str:
+        calls["n"] += 1
+        if calls["n"] <= 25:
+            raise ConnectionError("down")
+        return "ok"
+
+    policy = RetryPolicy(initial=0.0001, factor=1.0, max_delay=0.0001)
+    with caplog.at_level(logging.WARNING):
+        asyncio.run(retry_async(down_for_25_attempts, policy=policy,
+                                is_transient=lambda e: True, what="x",
+                                log=logging.getLogger("t")))
+    attempts = [r.args[1] for r in caplog.records if "retrying" in r.getMessage()]
+    assert attempts == [1, 2, 3, 10, 20]
