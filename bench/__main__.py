@@ -43,6 +43,8 @@ def main() -> None:
     p_faults.add_argument("--only", default="", help="comma-separated scenario names")
     p_faults.add_argument("--broker-down", type=float, default=90, help="seconds")
     p_faults.add_argument("--es-fault", type=float, default=30, help="seconds of 429s")
+    p_faults.add_argument("--pairs", type=int, default=2,
+                          help="clean/malformed runs alternated this many times")
     p_over = sub.add_parser("headline-api-overload", help="gRPC headline API, many clients "
                             "retrying at once: no queue vs queue + retry-after hint")
     p_over.add_argument("--clients", type=int, default=20)
@@ -57,7 +59,8 @@ def main() -> None:
     if args.which == "faults":
         from bench.faults import run as run_faults
 
-        result = run_faults(args.posts, args.rate, args.only, args.broker_down, args.es_fault)
+        result = run_faults(args.posts, args.rate, args.only, args.broker_down, args.es_fault,
+                            pairs=args.pairs)
         print(json.dumps(result, indent=2))
         raise SystemExit(0 if result["all_targets_met"] else 1)
     if args.which == "pos":

@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.disruptive, pytest.mark.timeo
 def test_every_fault_scenario_loses_nothing_and_dead_letters_only_malformed_records(
     kafka: KafkaInfo, elasticsearch: ElasticsearchInfo, triton: TritonInfo
 ) -> None:
-    result = run(posts=200, rate=100, broker_down_s=15, es_fault_s=10, timeout=600)
+    result = run(posts=200, rate=100, broker_down_s=15, es_fault_s=10, timeout=600, pairs=1)
     print(json.dumps(result, indent=2))
     for name, out in result["scenarios"].items():
         assert out["complete"], name
