@@ -13,6 +13,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from services.language import resolve_language
 from services.limits import (
     MAX_ARTICLE_CHARS,
     MAX_LANG_CHARS,
@@ -20,7 +21,6 @@ from services.limits import (
     MAX_PHRASES_PER_REQUEST,
 )
 from services.pb import headline_api_pb2 as api
-from training.language import resolve_language
 
 MAX_CANDIDATES = 5  # per generator call (the Triton models' CANDIDATES input)
 DEFAULT_CANDIDATES = 3

@@ -2,7 +2,7 @@
 
 import pytest
 
-from training.language import resolve_language
+from services.language import resolve_language
 
 
 @pytest.mark.parametrize(

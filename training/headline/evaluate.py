@@ -18,10 +18,10 @@ import sys
 import time
 from pathlib import Path
 
+from services.language import resolve_language
 from training.headline.data import Pair, first_sentence_with, read_pairs, split_lead
 from training.headline.metrics import ald, repeated_word_rate, rouge, success_rate
 from training.headline.predictor import HeadlinePredictor, Headlines
-from training.language import resolve_language
 from training.paths import REPO_ROOT
 
 FULL_MODEL = REPO_ROOT / "model_repository" / "headline_generator"
