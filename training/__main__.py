@@ -1,6 +1,7 @@
 """Training CLI: train, evaluate and export the pipeline's models.
 
     python -m training train pos --config training/configs/pos_dcnn.toml [--quick] [--resume]
+    python -m training data hashtag --out DIR [--lang en zh]
     python -m training train hashtag --config training/configs/hashtag_en.toml
         [--variant transformer|softbase|hardbase|soft|hard] [--similarity euclidean|...]
     python -m training evaluate hashtag --data FILE.jsonl --lang en|zh [--model PATH]
@@ -58,6 +59,13 @@ def main(argv: list[str] | None = None) -> None:
     p_train.add_argument("--quick", action="store_true", help="about one minute, for smoke tests")
     p_train.add_argument("--resume", action="store_true", help="continue from runs/<name>/last.pt")
     p_train.add_argument("--out", default=str(REPO_ROOT / "runs"), help="runs directory")
+
+    p_data = sub.add_parser("data", help="hashtag: convert the raw extra pairs and write the "
+                            "held-out-source dev sets (DIR/<lang>/{extra,dev_ood}.jsonl); "
+                            "last line is JSON counts")
+    p_data.add_argument("task", choices=["hashtag"])
+    p_data.add_argument("--out", required=True, help="output directory")
+    p_data.add_argument("--lang", nargs="+", choices=["en", "zh"], default=["en", "zh"])
 
     p_eval = sub.add_parser("evaluate", help="score a model; last stdout line is JSON")
     p_eval.add_argument("task", choices=["pos", "hashtag", "headline", "constrained-headline"])
@@ -119,7 +127,11 @@ def main(argv: list[str] | None = None) -> None:
     if (need and args.command in ("evaluate", "baseline", "compare")
             and getattr(args, need, "") is None):
         parser.error(f"{args.command} {args.task} needs --{need}")
-    if args.command == "compare" or (args.command in ("train", "evaluate", "baseline", "export")
+    if args.command == "data":
+        from training.hashtag.extra import main as build_hashtag_data
+
+        build_hashtag_data(args.out, args.lang)
+    elif args.command == "compare" or (args.command in ("train", "evaluate", "baseline", "export")
                                      and "headline" in args.task):
         headline_command(args)
     elif args.command == "train" and args.task == "hashtag":
