@@ -23,6 +23,7 @@ from training.hashtag.vocab import PAD, SEP, S, Vocab
 class Pair:
     text: str
     hashtags: list[str]
+    source: str = ""
 
 
 @dataclass
@@ -35,7 +36,21 @@ class Batch:
 
 def read_pairs(path: str | Path) -> list[Pair]:
     with open(path, encoding="utf-8") as f:
-        return [Pair(d["text"], d["hashtags"]) for d in map(json.loads, f) if d.get("text")]
+        return [Pair(d["text"], d["hashtags"], d.get("source", ""))
+                for d in map(json.loads, f) if d.get("text")]
+
+
+def training_pairs(train: list[Pair], dev_ood: list[Pair]) -> list[Pair]:
+    """The training pairs minus every pair of a source held out in `dev_ood` (whole sources
+    are held out, so no source of the second dev set is ever trained on)."""
+    held = {p.source for p in dev_ood}
+    return [p for p in train if p.source not in held]
+
+
+def selection_score(dev: dict, dev_ood: dict | None) -> float:
+    """Model selection: dev ROUGE-1, or the mean of the in-distribution and held-out-source
+    dev ROUGE-1 when there is a second dev set."""
+    return dev["rouge1"] if dev_ood is None else (dev["rouge1"] + dev_ood["rouge1"]) / 2
 
 
 def pad(rows: list[list[int]]) -> torch.Tensor:

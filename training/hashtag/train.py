@@ -6,6 +6,12 @@
 The config fixes language, sizes and schedule; --variant/--similarity pick the model so all
 comparison models share everything else. Writes runs/hashtag_<lang>_<variant>[_<sim>]/:
 `best.pt` (fp16, best dev ROUGE-1 of greedy output), `last.pt` (for --resume), `log.jsonl`.
+
+Optional `[data]` in the config: `train_files` (JSONL files added to the shared train split,
+e.g. the output of `python -m training data hashtag`) and `dev_ood_file` (a second dev set of
+held-out sources: every training pair of its sources is dropped, and the kept epoch is the
+one with the best mean of the two dev ROUGE-1 scores). Relative paths are from the
+repository root.
 """
 
 from __future__ import annotations
@@ -21,14 +27,22 @@ from pathlib import Path
 
 import torch
 
-from training.hashtag.data import Pair, batches, encode_sources, make_batch, read_pairs
+from training.hashtag.data import (
+    Pair,
+    batches,
+    encode_sources,
+    make_batch,
+    read_pairs,
+    selection_score,
+    training_pairs,
+)
 from training.hashtag.decode import greedy
 from training.hashtag.metrics import score
 from training.hashtag.model import SegTrm, SegTrmConfig
 from training.hashtag.predictor import save_checkpoint
 from training.hashtag.text import split_generated, target_words
 from training.hashtag.vocab import Vocab, build_vocab
-from training.paths import data_dir
+from training.paths import REPO_ROOT, data_dir
 
 
 def run_name(lang: str, variant: str, similarity: str) -> str:
@@ -46,6 +60,32 @@ def dev_rouge(model: SegTrm, pairs: list[Pair], vocab: Vocab, lang: str) -> dict
         tops += [split_generated(vocab.decode_words(t)) for t in greedy(model, ids, segs)]
     model.train()
     return score(tops, tops, [p.hashtags for p in pairs], lang)
+
+
+def data_path(path: str) -> Path:
+    p = Path(path)
+    return p if p.is_absolute() else REPO_ROOT / p
+
+
+def load_data(lang: str, tc: dict, dc: dict, quick: bool) -> tuple[list[Pair], ...]:
+    """(train, dev, dev_ood) pairs: the shared splits, the config's extra training files, and
+    the held-out-source dev set (empty if none) whose sources leave the training data."""
+    root = data_dir() / "hashtag" / lang
+    train_pairs = read_pairs(root / "train.jsonl")
+    for extra in dc.get("train_files", []):
+        train_pairs += read_pairs(data_path(extra))
+    dev = read_pairs(root / "dev.jsonl")[: tc.get("dev_posts", 10**9)]
+    dev_ood: list[Pair] = []
+    if dc.get("dev_ood_file"):
+        dev_ood = read_pairs(data_path(dc["dev_ood_file"]))
+        n = len(train_pairs)
+        train_pairs = training_pairs(train_pairs, dev_ood)
+        print(f"dev_ood: {len(dev_ood)} pairs of {sorted({p.source for p in dev_ood})}; "
+              f"{n - len(train_pairs)} training pairs of those sources dropped", flush=True)
+        dev_ood = dev_ood[: tc.get("dev_ood_posts", tc.get("dev_posts", 10**9))]
+    if quick:
+        train_pairs, dev, dev_ood = train_pairs[:3000], dev[:100], dev_ood[:100]
+    return train_pairs, dev, dev_ood
 
 
 def lr_at(step: int, total: int, peak: float, warmup: float) -> float:
@@ -71,11 +111,7 @@ def train(config_path: str, variant: str | None = None, similarity: str | None =
     torch.manual_seed(tc.get("seed", 1))
     rng = random.Random(tc.get("seed", 1))
 
-    root = data_dir() / "hashtag" / lang
-    train_pairs, dev = read_pairs(root / "train.jsonl"), read_pairs(root / "dev.jsonl")
-    dev = dev[: tc.get("dev_posts", len(dev))]
-    if quick:
-        train_pairs, dev = train_pairs[:3000], dev[:100]
+    train_pairs, dev, dev_ood = load_data(lang, tc, cfg.get("data", {}), quick)
     print(f"{name}: building the {lang} vocabulary", file=sys.stderr, flush=True)
     targets = [" ".join(target_words(p.hashtags, lang)) for p in train_pairs]
     vocab = build_vocab(lang, [p.text for p in train_pairs] + targets, cfg.get("vocab_size", 8000))
@@ -93,11 +129,11 @@ def train(config_path: str, variant: str | None = None, similarity: str | None =
         opt.load_state_dict(state["opt"])
         start_epoch, best, best_epoch = state["epoch"] + 1, state["best"], state["best_epoch"]
         step_no = start_epoch * steps_per_epoch
-        print(f"resumed after epoch {start_epoch}, best dev ROUGE-1 {best:.4f}", flush=True)
+        print(f"resumed after epoch {start_epoch}, best selection score {best:.4f}", flush=True)
 
     n_params = sum(p.numel() for p in model.parameters())
     print(f"{name}: {n_params / 1e6:.2f}M parameters, vocab {len(vocab)}, "
-          f"{len(train_pairs)} train / {len(dev)} dev pairs", flush=True)
+          f"{len(train_pairs)} train / {len(dev)} dev / {len(dev_ood)} dev_ood pairs", flush=True)
     deadline = time.time() + (60 if quick else tc.get("max_minutes", 10**6) * 60)
     for epoch in range(start_epoch, epochs):
         t0, total_loss, n = time.time(), 0.0, 0
@@ -119,15 +155,18 @@ def train(config_path: str, variant: str | None = None, similarity: str | None =
                 break
         print(file=sys.stderr)
         metrics = dev_rouge(model, dev, vocab, lang)
+        ood = dev_rouge(model, dev_ood, vocab, lang) if dev_ood else None
+        selected = selection_score(metrics, ood)
         record = {"epoch": epoch + 1, "loss": round(total_loss / max(n, 1), 4), "dev": metrics,
+                  **({"dev_ood": ood, "selection": round(selected, 4)} if ood else {}),
                   "seconds": round(time.time() - t0, 1)}
         print(json.dumps(record), flush=True)
         with open(out / "log.jsonl", "a") as f:
             f.write(json.dumps(record) + "\n")
-        if metrics["rouge1"] > best:
-            best, best_epoch = metrics["rouge1"], epoch + 1
+        if selected > best:
+            best, best_epoch = selected, epoch + 1
             meta = {"config": Path(config_path).name, "run": name, "epoch": epoch + 1,
-                    "dev": metrics}
+                    "dev": metrics, **({"dev_ood": ood} if ood else {})}
             save_checkpoint(out / "best.pt", model, vocab, lang, meta)
         torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": epoch,
                     "best": best, "best_epoch": best_epoch, "vocab": vocab.to_state(),
@@ -135,6 +174,7 @@ def train(config_path: str, variant: str | None = None, similarity: str | None =
         if time.time() > deadline:
             print(f"time budget reached after epoch {epoch + 1}", flush=True)
             break
-    print(f"best dev ROUGE-1 {best:.4f} (epoch {best_epoch}); checkpoint {out / 'best.pt'}",
+    what = "mean dev/dev_ood ROUGE-1" if dev_ood else "dev ROUGE-1"
+    print(f"best {what} {best:.4f} (epoch {best_epoch}); checkpoint {out / 'best.pt'}",
           flush=True)
     return out / "best.pt"
