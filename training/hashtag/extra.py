@@ -257,7 +257,8 @@ class Raw:
 
 def gz_lines(path: Path) -> list[str]:
     with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
-        return f.read().rstrip("\n").split("\n")  # not splitlines(): U+2028 etc. are text
+        text = f.read().rstrip("\n")
+    return text.split("\n") if text else []  # not splitlines(): U+2028 etc. are text
 
 
 def av_pairs(rows: Iterable[tuple[str, str, str | None]]) -> Iterator[Raw]:
