@@ -39,6 +39,12 @@ def test_trailing_block_may_be_followed_by_urls_and_decorations():
     assert text == "off to the beach with all my friends <url>"
 
 
+def test_a_mention_ends_the_trailing_block_and_mention_runs_collapse():
+    text, tags = english_edges("@a @b @c thank you!! the power of #social #media!  @d #aande @e")
+    assert tags == ["aande"]
+    assert text == "@user @user thank you!! the power of social media! @user"
+
+
 def test_numbers_are_not_hashtags_and_repeats_are_removed_case_insensitively():
     text, tags = english_edges("we are #1 in the league this year #Win #win")
     assert tags == ["Win"]

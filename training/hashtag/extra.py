@@ -64,6 +64,8 @@ out off just what when where who why how which all some any""".split())
 
 _URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
 _MENTION = re.compile(r"@\w+")
+_MENTIONS = re.compile(r"@user(?:\s+@user){2,}")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _HASHTAG = re.compile(r"#(\w*[^\W\d_]\w*)[^\w\s#]*")  # `#` + word chars with a letter
 _TAG_WORD = re.compile(r"\w*[^\W\d_]\w*")
 _MID_HASH = re.compile(r"#(?=\w)")
@@ -131,7 +133,7 @@ def is_english(text: str) -> bool:
 
 
 def _decoration(token: str) -> bool:
-    return not any(c.isalnum() for c in token) and token != "<url>"
+    return not any(c.isalnum() for c in token) and token not in ("<url>", "@user")
 
 
 def _hashtag(token: str) -> str | None:
@@ -148,12 +150,14 @@ def _drop_rt(tokens: list[str], start: int) -> list[str]:
 
 def english_edges(raw: str, ascii_only: bool = False) -> tuple[str, list[str]]:
     """A raw tweet -> (text, edge hashtags): leading and trailing hashtag blocks are the
-    targets and leave the text; a trailing block may be followed by `<url>` (kept) and
-    emoji/punctuation tokens (dropped); mid-text hashtags stay as words without `#`."""
+    targets and leave the text; a trailing block may be followed by `<url>` (kept), `@user`
+    and emoji/punctuation tokens (dropped, as are punctuation tokens just before it), and a
+    mention inside it ends it;
+    mid-text hashtags stay as words without `#`; runs of 3+ mentions become `@user @user`."""
     text = html.unescape(raw)
-    if ascii_only:  # the AV copy's emoji are mojibake (`ð±`): dropped
-        text = text.encode("ascii", "ignore").decode()
-    text = _MENTION.sub("@user", _URL.sub(" <url> ", text))
+    if ascii_only:  # the AV copy's emoji are mojibake (`ð±`): each run becomes a space
+        text = _NON_ASCII.sub(" ", text)
+    text = _MENTIONS.sub("@user @user", _MENTION.sub("@user", _URL.sub(" <url> ", text)))
     tokens = _drop_rt(text.split(), 0)
     lead: list[str] = []
     i = 0
@@ -164,12 +168,17 @@ def english_edges(raw: str, ascii_only: bool = False) -> tuple[str, list[str]]:
     body = tokens[i:]
     k = len(body)  # the trailing block starts at k
     j = len(body) - 1
-    while j >= 0 and (_hashtag(body[j]) or body[j] == "<url>" or _decoration(body[j])):
+    while j >= 0 and (_hashtag(body[j]) or body[j] == "<url>" or _decoration(body[j])
+                      or (body[j] == "@user" and k == len(body))):  # a mention ends the block
         if _hashtag(body[j]):
             k = j
         j -= 1
     trail = [t for t in (_hashtag(b) for b in body[k:]) if t]
-    kept = body[:k] + [b for b in body[k:] if b == "<url>"]
+    kept = body[:k]
+    if trail:
+        while kept and _decoration(kept[-1]):
+            kept.pop()
+    kept += [b for b in body[k:] if b == "<url>"]
     text = " ".join(_MID_HASH.sub("", t) for t in kept)
     return text, unique(lead + trail)
 
