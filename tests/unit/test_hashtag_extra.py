@@ -107,6 +107,7 @@ def test_a_shared_50_character_prefix_counts_as_a_duplicate():
     assert dedup.add("short one")
     assert not dedup.add("Short one.")
     assert dedup.add("short one more")  # under 50 characters: only equality counts
+    assert dedup.match("SHORT ONE!") == "extra"
 
 
 def _write_gz(path, text):
@@ -146,7 +147,7 @@ def test_a_duplicate_of_a_test_pair_is_dropped_and_new_pairs_are_written(tmp_pat
     shared, out = _shared(tmp_path / "shared"), tmp_path / "out"
     report = build(shared, out, ["en"])
     av = report["en"]["av_twitter_hate"]
-    assert av == {"read": 2, "kept": 1, "dropped": {"duplicate": 1}}
+    assert av == {"read": 2, "kept": 1, "dropped": {"duplicate_of_test": 1}}
     rows = [json.loads(line) for line in (out / "en" / "extra.jsonl").open()]
     texts = [r["text"] for r in rows]
     assert "@user this is the best day of my life so far!!" not in texts  # test pair's copy

@@ -16,9 +16,10 @@ are those of `hashtag/README.md`, applied as far as each source's form allows:
   text, `;`-separated targets): the same, every listed topic is a target; the word
   segmentation is undone between CJK characters.
 
-Deduplication: every pair of the shared train/dev/test splits is registered first, then the
+Deduplication: every pair of the shared test/dev/train splits is registered first, then the
 extra sources in a fixed order; a pair whose normalized text equals, or shares its first 50
-(en) / 30 (zh) normalized characters with, a registered pair is dropped.
+(en) / 30 (zh) normalized characters with, a registered pair is dropped (reason
+`duplicate_of_<split>`, or `duplicate_of_extra` for an earlier extra pair).
 The last stdout line is JSON: per source, read / kept / dropped by reason.
 """
 
@@ -97,25 +98,29 @@ def normalize(text: str) -> str:
 
 
 class Deduplicator:
-    """Remembers normalized texts and their first `prefix` characters."""
+    """Remembers normalized texts and their first `prefix` characters, each with a label
+    saying where the first pair came from (`test`, `dev`, `train`, `extra`)."""
 
     def __init__(self, prefix: int) -> None:
         self.prefix = prefix
-        self.full: set[str] = set()
-        self.heads: set[str] = set()
+        self.full: dict[str, str] = {}
+        self.heads: dict[str, str] = {}
 
-    def seen(self, text: str) -> bool:
+    def match(self, text: str) -> str | None:
+        """The label of an earlier pair `text` duplicates, or None."""
         norm = normalize(text)
-        return norm in self.full or (len(norm) >= self.prefix and norm[: self.prefix] in self.heads)
+        if norm in self.full:
+            return self.full[norm]
+        return self.heads.get(norm[: self.prefix]) if len(norm) >= self.prefix else None
 
-    def add(self, text: str) -> bool:
+    def add(self, text: str, label: str = "extra") -> bool:
         """Register `text`; False (and nothing registered) if it duplicates an earlier one."""
-        if self.seen(text):
+        if self.match(text) is not None:
             return False
         norm = normalize(text)
-        self.full.add(norm)
+        self.full[norm] = label
         if len(norm) >= self.prefix:
-            self.heads.add(norm[: self.prefix])
+            self.heads[norm[: self.prefix]] = label
         return True
 
 
@@ -350,8 +355,10 @@ def filter_pairs(raws: Iterable[Raw], lang: str, dedup: Deduplicator, stats: Sta
     for raw in raws:
         stats.read += 1
         reason = raw.reason or reason_of(raw.text, raw.hashtags)
-        if reason is None and not dedup.add(raw.text):
-            reason = "duplicate"
+        if reason is None and (hit := dedup.match(raw.text)) is not None:
+            reason = f"duplicate_of_{hit}"  # an earlier extra pair, or a shared split's
+        if reason is None:
+            dedup.add(raw.text, "extra")
         if reason:
             stats.dropped[reason] += 1
             continue
@@ -405,10 +412,10 @@ def build(shared: Path, out: Path, langs: Iterable[str] = ("en", "zh")) -> dict:
     for lang in langs:
         dedup = Deduplicator(PREFIX[lang])
         splits = {s: read_jsonl(shared / "hashtag" / lang / f"{s}.jsonl")
-                  for s in ("train", "dev", "test")}
-        for rows in splits.values():
+                  for s in ("test", "dev", "train")}  # a copy of a test pair counts as test's
+        for split, rows in splits.items():
             for d in rows:
-                dedup.add(d["text"])
+                dedup.add(d["text"], split)
         log(f"{lang}: {sum(map(len, splits.values()))} pairs of the shared splits registered "
             f"({len(dedup.full)} distinct normalized texts)")
         extra_dir = shared / "extra" / f"hashtag_{lang}"
