@@ -376,12 +376,11 @@ def read_jsonl(path: Path) -> list[dict]:
 def dev_ood(train: list[dict], lang: str, source: str | None = None,
             limit: int = DEV_OOD_MAX) -> list[dict]:
     """The held-out source's pairs of the training split (a seeded sample of `limit` if
-    larger, in file order); training must exclude every pair of that source."""
+    larger); training must exclude every pair of that source."""
     source = source or DEV_OOD_SOURCE[lang]
     held = [d for d in train if d.get("source") == source]
-    if len(held) > limit:
-        chosen = set(random.Random(SEED).sample(range(len(held)), limit))
-        held = [d for i, d in enumerate(held) if i in chosen]
+    if len(held) > limit:  # in sampled order, so any first N pairs are a random sample too
+        held = random.Random(SEED).sample(held, limit)
     return held
 
 
