@@ -114,13 +114,15 @@ class PipelineRun:
         """Send (key, value) records at ``rate`` per second (0: as fast as possible) and
         make sure the broker has every one (acks=all): a send that fails, e.g. while the
         broker is down in a fault scenario, is repeated until it succeeds, so a post that
-        is missing later was lost by the pipeline, not by the producer. Idempotent
-        producer: a repeated send never writes a record twice. Returns how many."""
+        is missing later was lost by the pipeline, not by the producer. A repeated send
+        may write a record twice (kafka-python's idempotent producer wedged after a broker
+        restart here); the pipeline must index it once anyway. Returns how many."""
         from kafka import KafkaProducer
 
         producer = KafkaProducer(bootstrap_servers=self.config.servers.kafka_bootstrap,
                                  acks="all", linger_ms=5, max_request_size=MAX_RAW_BYTES,
-                                 enable_idempotence=True, max_block_ms=10_000,
+                                 retries=3, max_block_ms=10_000, request_timeout_ms=10_000,
+                                 delivery_timeout_ms=30_000,
                                  **KafkaSecurity.from_env(self.env).kafka_options())
         target = topic or self.topics.posts_raw
         began, sent = time.monotonic(), 0
@@ -134,10 +136,11 @@ class PipelineRun:
                     if ahead > 0:
                         time.sleep(ahead)
             while pending:
-                producer.flush()
+                flush_quietly(producer)
                 failed = [(k, v) for k, v, future in pending if future.failed()]  # type: ignore[attr-defined]
-                pending = [(k, v, send_until_accepted(producer, target, k, v))
-                           for k, v in failed]
+                waiting = [(k, v, f) for k, v, f in pending if not f.is_done]  # type: ignore[attr-defined]
+                pending = waiting + [(k, v, send_until_accepted(producer, target, k, v))
+                                     for k, v in failed]
         finally:
             producer.close()
         return sent
@@ -261,6 +264,16 @@ class PipelineRun:
                 admin.close()
         except Exception:  # noqa: BLE001 - best effort
             pass
+
+
+def flush_quietly(producer, timeout: float = 60.0) -> None:
+    """Wait for outstanding sends; a timeout just means "look again" to the caller."""
+    from kafka.errors import KafkaTimeoutError
+
+    try:
+        producer.flush(timeout=timeout)
+    except KafkaTimeoutError:
+        time.sleep(1.0)
 
 
 def send_until_accepted(producer, topic: str, key: bytes | None, value: bytes | None):
