@@ -21,6 +21,7 @@
     python -m training compare headline|constrained-headline --data FILE.jsonl --model A --model B
         [--strategy tok-b] [--start N]
     python -m training export headline|constrained-headline --checkpoint runs/<run>/best.pt
+    python -m training data headline --out DIR [--data DATA_DIR] [--lang en|zh]
 """
 
 from __future__ import annotations
@@ -110,6 +111,14 @@ def main(argv: list[str] | None = None) -> None:
     p_base.add_argument("--lang", choices=["en", "zh"],
                         help="hashtag: language (Ext.TFIDF); headline: default guessed")
 
+    p_data = sub.add_parser("data", help="headline: convert the extra corpora into "
+                            "DIR/{en,zh}/{train_extra,dev_ood}.jsonl; last line is JSON counts")
+    p_data.add_argument("task", choices=["headline"])
+    p_data.add_argument("--out", required=True, help="output directory")
+    p_data.add_argument("--data", help="shared datasets (default $NLP_DATA_DIR or ../shared/data)")
+    p_data.add_argument("--lang", choices=["en", "zh"], action="append",
+                        help="only this language (repeatable; default both)")
+
     p_insp = sub.add_parser("inspect", help="DCNN context vectors and scalings per domain")
     p_insp.add_argument("task", choices=["pos"])
     p_insp.add_argument("--model", help="dcnn checkpoint (default: the shipped one)")
@@ -119,7 +128,16 @@ def main(argv: list[str] | None = None) -> None:
     if (need and args.command in ("evaluate", "baseline", "compare")
             and getattr(args, need, "") is None):
         parser.error(f"{args.command} {args.task} needs --{need}")
-    if args.command == "compare" or (args.command in ("train", "evaluate", "baseline", "export")
+    if args.command == "data":
+        from pathlib import Path
+
+        from training.headline.extra import build
+        from training.paths import data_dir
+
+        data = Path(args.data) if args.data else data_dir()
+        print(json.dumps(build(data, Path(args.out), args.lang or ("en", "zh")),
+                         ensure_ascii=False))
+    elif args.command == "compare" or (args.command in ("train", "evaluate", "baseline", "export")
                                      and "headline" in args.task):
         headline_command(args)
     elif args.command == "train" and args.task == "hashtag":
