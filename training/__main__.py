@@ -79,6 +79,12 @@ def main(argv: list[str] | None = None) -> None:
                         help="headlines: switch off the rules that no English word and no "
                              "Chinese character trigram is generated twice (to measure "
                              "what the rules do)")
+    p_eval.add_argument("--predictions", metavar="FILE",
+                        help="headlines: write one JSON line per article "
+                        "(article_id, reference, generated)")
+    p_eval.add_argument("--train-data", action="append", metavar="FILE",
+                        help="headlines: training JSONL whose words are the vocabulary for "
+                        "`degenerate` (repeatable; default <data>/headline/<lang>/train.jsonl)")
 
     p_cmp = sub.add_parser("compare", help="headlines: two models on the same articles, the "
                            "difference with a paired-bootstrap interval; last line is JSON")
@@ -196,12 +202,14 @@ def headline_command(args: argparse.Namespace) -> None:
         from training.headline.evaluate import evaluate_headline
 
         print(json.dumps(evaluate_headline(args.data, args.model, args.beam or 4, args.lang,
-                                           args.allow_repeats)))
+                                           args.allow_repeats, args.predictions,
+                                           args.train_data)))
     elif args.command == "evaluate":
         from training.headline.evaluate import evaluate_constrained
 
         print(json.dumps(evaluate_constrained(args.data, args.strategy, args.model,
-                                              args.beam or 3, args.lang, args.allow_repeats)))
+                                              args.beam or 3, args.lang, args.allow_repeats,
+                                              args.predictions, args.train_data)))
     elif args.command == "compare":
         from training.headline.compare import compare
 

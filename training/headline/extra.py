@@ -68,7 +68,7 @@ RESERVED = re.compile(r"\bbbc\b|bbc\.|sogou|搜狗", re.IGNORECASE)
 
 _SPACES = re.compile(r"[ \t\u00a0\u2000-\u200b\u3000]+")
 _DATELINE = re.compile(r"^\s*washington,?\s*d\.?\s*c\.?\s*[-\u2013\u2014:]", re.IGNORECASE)
-_WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019.&-]*")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019&-]*")
 _STOP = frozenset("a an the of in on at to for and or but by with from as is are was be his "
                   "her its their it that this".split())
 
@@ -126,8 +126,10 @@ def choose_phrase_en(headline: str, article: str) -> tuple[str, bool]:
     for i in range(len(words)):
         for n in range(1, 5):
             run = [w.strip(",:;\"'“”‘’()?!") for w in words[i:i + n]]
-            if len(run) < n or not all(run) or any(w != o for w, o in
-                                                   zip(run[1:-1], words[i + 1:i + n - 1])):
+            if len(run) < n or not all(run):
+                continue
+            inner = words[i + 1:i + n - 1]
+            if any(w != o for w, o in zip(run[1:-1], inner, strict=True)):
                 continue
             if run[0].lower() in _STOP or run[-1].lower() in _STOP:
                 continue
