@@ -74,3 +74,12 @@ def test_chinese_degenerate_rules():
 def test_chinese_unsupported_names_and_digits():
     assert unsupported_entities("李克强主持召开国务院常务会议", ZH_ARTICLE, "zh") == []
     assert unsupported_entities("李克强13日在上海部署稳就业", ZH_ARTICLE, "zh") == ["13", "上海"]
+
+
+def test_numbers_are_digit_runs_matched_exactly():
+    article = "The company sold 1,000 shares of 10-year notes at 1.5 pct in the 4th quarter."
+    assert unsupported_entities("Company sells 1000 shares of 10-year notes", article, "en") == []
+    assert unsupported_entities("Company sells 100 notes at 1.5 pct", article, "en") == ["100"]
+    zh_article = "沪指今日涨1.39%，收复10日均线。"
+    assert unsupported_entities("沪指涨1.39%收复10日线", zh_article, "zh") == []
+    assert unsupported_entities("沪指涨1.3%", "沪指今日涨1.39%。", "zh") == ["1.3"]

@@ -15,16 +15,17 @@ Both are shares of headlines (0..1, 4 places); deterministic; no model, only rul
 
 **unsupported** — the headline names something the article does not:
 
-* English: (a) numbers — digit runs, thousands commas removed ("1,000" = "1000"); (b)
+* English: (a) numbers — digit runs with their decimal point or thousands commas
+  ("1,000" = "1000", "1.5"; "10-year" and "4th" give 10 and 4), matched exactly; (b)
   dotted abbreviations ("U.S.", "U.N."), supported by the same letters with or without dots
   in the article; (c) capitalised words other than the headline's first word and stop
   words ("Trump", "Helsinki"). Each must occur in the article as a whole word,
   case-insensitively. In a Title-Case headline (every word of 4+ letters capitalised) only
   (a), (b) and words with a capital after the first letter or in all capitals ("McCain",
   "NASA") count, since every word is capitalised there.
-* Chinese: (a) ASCII digit runs (full-width digits folded); (b) names: jieba (already a
-  dependency) part-of-speech `nr` (person), `ns` (place), `nt` (organisation) words of 2+
-  characters. Each must occur verbatim in the article.
+* Chinese: (a) ASCII digit runs with a decimal point (full-width digits folded); (b)
+  names: jieba (already a dependency) part-of-speech `nr` (person), `ns` (place), `nt`
+  (organisation) words of 2+ characters. Each must occur verbatim in the article.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ _STOP = frozenset(
     "before over under into onto up down out off new says say said will would can could "
     "not no yes how why what when where who which amid vs".split())
 _ZH_NAME_TAGS = ("nr", "ns", "nt")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
 def words(text: str, lang: str) -> list[str]:
@@ -105,8 +107,8 @@ def degenerate_reasons(headline: str, article: str, vocab: frozenset[str],
     return reasons
 
 
-def _number(token: str) -> str:
-    return token.replace(",", "")
+def numbers(text: str) -> list[str]:
+    return [n.replace(",", "") for n in _NUMBER.findall(text)]
 
 
 def _title_case(tokens: list[str]) -> bool:
@@ -129,7 +131,7 @@ def entities_en(headline: str) -> list[str]:
     out = []
     for i, t in enumerate(tokens):
         if any(c.isdigit() for c in t):
-            out.append(_number(t))
+            out += numbers(t)
         elif re.fullmatch(r"(?:[A-Za-z]\.){2,}", t):
             out.append(t)
         elif t[0].isupper() and t.lower() not in _STOP:
@@ -146,9 +148,8 @@ def _in_article_en(entity: str, article: str) -> bool:
         bare = entity.replace(".", "")
         return (re.search(r"(?<![\w.])" + re.escape(entity), article, re.IGNORECASE) is not None
                 or re.search(r"(?<!\w)" + re.escape(bare) + r"(?!\w)", article) is not None)
-    if entity.replace(".", "").isdigit():
-        numbers = {_number(t) for t in _EN_TOKEN.findall(article) if any(c.isdigit() for c in t)}
-        return entity in numbers or any(entity in n for n in numbers)
+    if entity[:1].isdigit():
+        return entity in set(numbers(article))
     return re.search(r"(?<!\w)" + re.escape(entity) + r"(?!\w)", article,
                      re.IGNORECASE) is not None
 
@@ -157,7 +158,7 @@ def entities_zh(headline: str) -> list[str]:
     import jieba.posseg
 
     text = _fold(headline)
-    out = re.findall(r"[0-9]+", text)
+    out = re.findall(r"[0-9]+(?:\.[0-9]+)?", text)
     out += [p.word for p in jieba.posseg.cut(text)
             if p.flag in _ZH_NAME_TAGS and len(p.word) >= 2]
     return out
@@ -167,7 +168,9 @@ def unsupported_entities(headline: str, article: str, lang: str) -> list[str]:
     """The headline's numbers / names / places that the article does not contain."""
     if lang == "zh":
         folded = _fold(article)
-        return [e for e in entities_zh(headline) if e not in folded]
+        digits = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", folded))
+        return [e for e in entities_zh(headline)
+                if (e not in digits if e[:1].isdigit() else e not in folded)]
     return [e for e in entities_en(headline) if not _in_article_en(e, article)]
 
 
