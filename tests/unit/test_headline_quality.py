@@ -68,6 +68,7 @@ def test_chinese_degenerate_rules():
     assert degenerate_reasons("李克强主持召开国务院常务会议", ZH_ARTICLE, vocab, "zh") == []
     assert "unknown_word" in degenerate_reasons("李克强主持召开会議", ZH_ARTICLE, vocab, "zh")
     assert "repeated" in degenerate_reasons("稳就业稳就业工作", ZH_ARTICLE, vocab, "zh")
+    assert "repeated" in degenerate_reasons("部署工作会会会", ZH_ARTICLE, vocab, "zh")
     assert degenerate_reasons("会议", ZH_ARTICLE, vocab, "zh") == ["too_short"]
 
 

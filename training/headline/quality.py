@@ -10,7 +10,7 @@ Both are shares of headlines (0..1, 4 places); deterministic; no model, only rul
   nowhere, "aol" is). Chinese: a CJK character in neither the article nor the training text;
 * a word repeated: English, a token of 3+ characters twice (as `repeated_word_rate`);
   Chinese, a character trigram (punctuation and spaces removed) twice — the units the
-  decoding rule against repeats uses;
+  decoding rule against repeats uses — or one character three times in a row ("辞辞辞");
 * fewer than 3 words (English) / 4 characters (Chinese, the data's minimum headline).
 
 **unsupported** — the headline names something the article does not:
@@ -95,7 +95,8 @@ def degenerate_reasons(headline: str, article: str, vocab: frozenset[str],
         chars = "".join(c for c in _fold(headline)
                         if not c.isspace() and not unicodedata.category(c).startswith("P"))
         trigrams = Counter(chars[i:i + 3] for i in range(len(chars) - 2))
-        repeated = any(n > 1 for n in trigrams.values())
+        repeated = (any(n > 1 for n in trigrams.values())
+                    or re.search(r"(.)\1\1", chars) is not None)
         short = len(chars) < 4
     else:
         unknown = any(t not in known for t in tokens)
