@@ -22,6 +22,7 @@
     python -m training compare headline|constrained-headline --data FILE.jsonl --model A --model B
         [--strategy tok-b] [--start N]
     python -m training export headline|constrained-headline --checkpoint runs/<run>/best.pt
+    python -m training data headline --out DIR [--data DATA_DIR] [--lang en|zh]
 """
 
 from __future__ import annotations
@@ -60,10 +61,11 @@ def main(argv: list[str] | None = None) -> None:
     p_train.add_argument("--resume", action="store_true", help="continue from runs/<name>/last.pt")
     p_train.add_argument("--out", default=str(REPO_ROOT / "runs"), help="runs directory")
 
-    p_data = sub.add_parser("data", help="hashtag: convert the raw extra pairs and write the "
-                            "held-out-source dev sets (DIR/<lang>/{extra,dev_ood}.jsonl); "
-                            "last line is JSON counts")
-    p_data.add_argument("task", choices=["hashtag"])
+    p_data = sub.add_parser("data", help="convert the raw extra corpora and write held-out-"
+                            "source dev sets: hashtag -> DIR/<lang>/{extra,dev_ood}.jsonl, "
+                            "headline -> DIR/<lang>/{train_extra,dev_ood}.jsonl; last line is "
+                            "JSON counts")
+    p_data.add_argument("task", choices=["hashtag", "headline"])
     p_data.add_argument("--out", required=True, help="output directory")
     p_data.add_argument("--lang", nargs="+", choices=["en", "zh"], default=["en", "zh"])
 
@@ -86,6 +88,12 @@ def main(argv: list[str] | None = None) -> None:
                         help="headlines: switch off the rules that no English word and no "
                              "Chinese character trigram is generated twice (to measure "
                              "what the rules do)")
+    p_eval.add_argument("--predictions", metavar="FILE",
+                        help="headlines: write one JSON line per article "
+                        "(article_id, reference, generated)")
+    p_eval.add_argument("--train-data", action="append", metavar="FILE",
+                        help="headlines: training JSONL whose words are the vocabulary for "
+                        "`degenerate` (repeatable; default <data>/headline/<lang>/train.jsonl)")
 
     p_cmp = sub.add_parser("compare", help="headlines: two models on the same articles, the "
                            "difference with a paired-bootstrap interval; last line is JSON")
@@ -128,9 +136,17 @@ def main(argv: list[str] | None = None) -> None:
             and getattr(args, need, "") is None):
         parser.error(f"{args.command} {args.task} needs --{need}")
     if args.command == "data":
-        from training.hashtag.extra import main as build_hashtag_data
+        if args.task == "hashtag":
+            from training.hashtag.extra import main as build_hashtag_data
 
-        build_hashtag_data(args.out, args.lang)
+            build_hashtag_data(args.out, args.lang)
+        else:
+            from pathlib import Path
+
+            from training.headline.extra import build
+            from training.paths import data_dir
+
+            print(json.dumps(build(data_dir(), Path(args.out), args.lang), ensure_ascii=False))
     elif args.command == "compare" or (args.command in ("train", "evaluate", "baseline", "export")
                                      and "headline" in args.task):
         headline_command(args)
@@ -190,12 +206,14 @@ def headline_command(args: argparse.Namespace) -> None:
         from training.headline.evaluate import evaluate_headline
 
         print(json.dumps(evaluate_headline(args.data, args.model, args.beam or 4, args.lang,
-                                           args.allow_repeats)))
+                                           args.allow_repeats, args.predictions,
+                                           args.train_data)))
     elif args.command == "evaluate":
         from training.headline.evaluate import evaluate_constrained
 
         print(json.dumps(evaluate_constrained(args.data, args.strategy, args.model,
-                                              args.beam or 3, args.lang, args.allow_repeats)))
+                                              args.beam or 3, args.lang, args.allow_repeats,
+                                              args.predictions, args.train_data)))
     elif args.command == "compare":
         from training.headline.compare import compare
 

@@ -34,6 +34,7 @@ class Pair:
     article: str
     headline: str
     phrase: str = ""
+    id: str = ""  # the line's `id` (its 0-based line number when absent)
 
 
 @dataclass
@@ -59,7 +60,8 @@ class Example:
 def read_pairs(path: str | Path) -> list[Pair]:
     with open(path, encoding="utf-8") as f:
         rows = [json.loads(line) for line in f if line.strip()]
-    return [Pair(r["article"], r.get("headline", ""), r.get("phrase") or "") for r in rows]
+    return [Pair(r["article"], r.get("headline", ""), r.get("phrase") or "",
+                 str(r.get("id", i))) for i, r in enumerate(rows)]
 
 
 _EN_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")

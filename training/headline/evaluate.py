@@ -9,11 +9,16 @@
 Without --model the newest shipped version of `headline_generator` (or
 `constrained_headline_generator`) for the file's language is used; the language is taken
 from --lang or guessed from the articles' script. Output: ROUGE-1/2/L P/R/F (metrics.py),
-plus success rate and ALD for constrained headlines.
+plus success rate and ALD for constrained headlines, and (quality.py) `degenerate` and
+`unsupported`: shares of best headlines with an unknown/repeated word or < 3 words, and
+with a name, number or place the article lacks. The training vocabulary for `degenerate`
+is read from --train-data (default: `<data>/headline/<lang>/train.jsonl`).
+`--predictions FILE` writes one JSON line per article: article_id, reference, generated.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -22,7 +27,8 @@ from services.language import resolve_language
 from training.headline.data import Pair, first_sentence_with, read_pairs, split_lead
 from training.headline.metrics import ald, repeated_word_rate, rouge, success_rate
 from training.headline.predictor import HeadlinePredictor, Headlines
-from training.paths import REPO_ROOT
+from training.headline.quality import degenerate_rate, unsupported_rate, vocabulary_from_files
+from training.paths import REPO_ROOT, data_dir
 
 FULL_MODEL = REPO_ROOT / "model_repository" / "headline_generator"
 CONSTRAINED_MODEL = REPO_ROOT / "model_repository" / "constrained_headline_generator"
@@ -79,18 +85,37 @@ def best_headlines(predictor: HeadlinePredictor, pairs: list[Pair], beam: int,
     return [o.candidates[0][0] for o in outputs]
 
 
+def quality(pairs: list[Pair], predictions: list[str], lang: str,
+            train_data: list[str] | None = None, predictions_path: str | None = None) -> dict:
+    """`degenerate` and `unsupported` of the best headlines; writes --predictions."""
+    if predictions_path:
+        with open(predictions_path, "w", encoding="utf-8") as f:
+            for p, generated in zip(pairs, predictions, strict=True):
+                f.write(json.dumps({"article_id": p.id, "reference": p.headline,
+                                    "generated": generated}, ensure_ascii=False) + "\n")
+    paths = train_data or [str(data_dir() / "headline" / lang / "train.jsonl")]
+    vocab = vocabulary_from_files(paths, lang)
+    articles = [p.article for p in pairs]
+    return {"degenerate": degenerate_rate(predictions, articles, vocab, lang),
+            "unsupported": unsupported_rate(predictions, articles, lang)}
+
+
 def evaluate_headline(data: str, model: str | None = None, beam: int = 4,
-                      lang: str | None = None, allow_repeats: bool = False) -> dict:
+                      lang: str | None = None, allow_repeats: bool = False,
+                      predictions_path: str | None = None,
+                      train_data: list[str] | None = None) -> dict:
     pairs = read_pairs(data)
     lang = data_language(pairs, lang)
     predictor = load_predictor(model, lang, FULL_MODEL, allow_repeats)
     t0 = time.time()
     predictions = best_headlines(predictor, pairs, beam)
+    seconds = round(time.time() - t0, 1)
     return {**rouge(predictions, [p.headline for p in pairs], lang), "articles": len(pairs),
             "ald": ald(predictions, [p.headline for p in pairs], lang),
-            **_repeats(predictions, lang), "model": predictor.name, "lang": lang,
-            "beam": beam, "length_penalty": predictor.alpha,
-            "seconds": round(time.time() - t0, 1)}
+            **_repeats(predictions, lang),
+            **quality(pairs, predictions, lang, train_data, predictions_path),
+            "model": predictor.name, "lang": lang,
+            "beam": beam, "length_penalty": predictor.alpha, "seconds": seconds}
 
 
 def _repeats(predictions: list[str], lang: str) -> dict:
@@ -98,19 +123,23 @@ def _repeats(predictions: list[str], lang: str) -> dict:
 
 
 def evaluate_constrained(data: str, strategy: str, model: str | None = None, beam: int = 3,
-                         lang: str | None = None, allow_repeats: bool = False) -> dict:
+                         lang: str | None = None, allow_repeats: bool = False,
+                         predictions_path: str | None = None,
+                         train_data: list[str] | None = None) -> dict:
     pairs = pairs_with_phrases(data)
     lang = data_language(pairs, lang)
     predictor = load_predictor(model, lang, CONSTRAINED_MODEL, allow_repeats)
     t0 = time.time()
     predictions = best_headlines(predictor, pairs, beam, strategy)
     references = [p.headline for p in pairs]
+    seconds = round(time.time() - t0, 1)
     return {**rouge(predictions, references, lang), "articles": len(pairs),
             "success_rate": success_rate(predictions, [p.phrase for p in pairs], lang),
             "ald": ald(predictions, references, lang), **_repeats(predictions, lang),
+            **quality(pairs, predictions, lang, train_data, predictions_path),
             "model": predictor.name, "strategy": strategy if predictor.kind == "seq2bf" else "he",
             "lang": lang, "beam": beam, "length_penalty": predictor.alpha,
-            "seconds": round(time.time() - t0, 1)}
+            "seconds": seconds}
 
 
 def evaluate_lead(data: str, lang: str | None = None) -> dict:

@@ -13,6 +13,20 @@ runs/<name>/best.pt (fp16, best dev ROUGE-L F of greedy output), last.pt (--resu
 `--pretrain-epochs N` first trains a full generator N epochs on lead-sentence pairs built
 from the training articles alone (data.lead_gap_pairs), then on the headlines as usual with
 a fresh optimizer and schedule; the run is named <name>_gsg. Pre-training is not resumable.
+
+Extra data (`[data]` table of the config, all optional; paths relative to the repository
+root unless absolute; the files come from `python -m training data headline --out DIR`):
+
+    [data]
+    train_extra = ["data/headline_extra/en/train_extra.jsonl"]  # added to train.jsonl
+    registers = ["news"]          # keep only these `register`s of the extra files
+    dev_ood = "data/headline_extra/en/dev_ood.jsonl"            # a second dev set
+    dev_ood_articles = 300
+
+Checkpoint selection: without `dev_ood`, the best greedy ROUGE-L F on the first
+`dev_articles` dev pairs (as before). With it, the best *mean* of that and the ROUGE-L F on
+the first `dev_ood_articles` dev_ood pairs: both sets weigh equally, so an epoch that gains
+on the in-domain set by losing more on the unseen sources is not kept.
 """
 
 from __future__ import annotations
@@ -43,7 +57,7 @@ from training.headline.model import HeadlineConfig, HeadlineGenerator
 from training.headline.predictor import HeadlinePredictor, save_checkpoint
 from training.headline.seq2bf import Seq2BF, Seq2BFConfig
 from training.headline.vocab import Vocab, build_vocab
-from training.paths import data_dir
+from training.paths import REPO_ROOT, data_dir
 
 SEQ2BF_ONLY = ("strategy", "copy")  # config keys one model family has and the other has not
 GENERATOR_ONLY = ("variant", "coverage_weight", "smooth_alpha")
@@ -89,6 +103,30 @@ def dev_scores(predictor: HeadlinePredictor, pairs: list[Pair]) -> dict:
                    predictor.lang)
     predictor.model.train()
     return {name: s["f"] for name, s in scores.items()}
+
+
+def _path(path: str) -> Path:
+    p = Path(path)
+    return p if p.is_absolute() else REPO_ROOT / p
+
+
+def extra_data(cfg: dict) -> tuple[list[Pair], list[Pair]]:
+    """The config's extra training pairs (filtered by `registers`) and dev_ood pairs."""
+    dc = cfg.get("data", {})
+    registers = dc.get("registers")
+    extra: list[Pair] = []
+    for path in dc.get("train_extra", []):
+        with open(_path(path), encoding="utf-8") as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+        extra += [Pair(r["article"], r["headline"], r.get("phrase") or "", str(r.get("id", "")))
+                  for r in rows if registers is None or r.get("register") in registers]
+    dev_ood = read_pairs(_path(dc["dev_ood"])) if dc.get("dev_ood") else []
+    return extra, dev_ood[: dc.get("dev_ood_articles", 300)]
+
+
+def selection_score(metrics: dict, ood: dict | None) -> float:
+    """Checkpoint selection: dev ROUGE-L F, or its mean with dev_ood's when there is one."""
+    return metrics["rougeL"] if ood is None else (metrics["rougeL"] + ood["rougeL"]) / 2
 
 
 def lr_at(step: int, total: int, peak: float, warmup: float) -> float:
@@ -205,8 +243,11 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
     root = data_dir() / "headline" / lang
     train_pairs, dev = read_pairs(root / "train.jsonl"), read_pairs(root / "dev.jsonl")
     dev = dev[: tc.get("dev_articles", len(dev))]
+    extra, dev_ood = extra_data(cfg)
     if quick:
-        train_pairs, dev = train_pairs[:2000], dev[:50]
+        train_pairs, dev = train_pairs[:2000 - min(len(extra), 1000)], dev[:50]
+        extra, dev_ood = extra[:1000], dev_ood[:50]
+    train_pairs = train_pairs + extra
     print(f"{name}: building the {lang} vocabulary", file=sys.stderr, flush=True)
     vocab = build_vocab(lang, [p.article for p in train_pairs] + [p.headline for p in train_pairs],
                         cfg.get("vocab_size", 12000))
@@ -243,15 +284,19 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
                            f"epoch {epoch + 1}/{epochs}")
         predictor = HeadlinePredictor(model, vocab, lang, kind)
         metrics = dev_scores(predictor, dev)
+        ood = dev_scores(predictor, dev_ood) if dev_ood else None
+        score = selection_score(metrics, ood)
         record = {"epoch": epoch + 1, **losses, "dev": metrics,
+                  **({"dev_ood": ood, "selection": round(score, 4)} if ood else {}),
                   "seconds": round(time.time() - t0, 1)}
         print(json.dumps(record), flush=True)
         with open(out / "log.jsonl", "a") as f:
             f.write(json.dumps(record) + "\n")
-        if metrics["rougeL"] > best:
-            best, best_epoch = metrics["rougeL"], epoch + 1
+        if score > best:
+            best, best_epoch = score, epoch + 1
             meta = {"config": Path(config_path).name, "run": name, "epoch": epoch + 1,
-                    "epochs": epochs, "pretrain_epochs": pretrain_epochs, "dev": metrics}
+                    "epochs": epochs, "pretrain_epochs": pretrain_epochs, "dev": metrics,
+                    **({"dev_ood": ood} if ood else {})}
             save_checkpoint(out / "best.pt", model, vocab, lang, kind, meta)
         torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": epoch,
                     "best": best, "best_epoch": best_epoch, "vocab": vocab.to_state(),

@@ -1,0 +1,86 @@
+"""degenerate / unsupported on hand-made headlines (training/headline/quality.py)."""
+
+from training.headline.quality import (
+    degenerate_rate,
+    degenerate_reasons,
+    training_vocabulary,
+    unsupported_entities,
+    unsupported_rate,
+)
+
+BRITISH = ("The Prime Minister told Parliament on Tuesday that the government would raise "
+           "the minimum wage by 40 pence from April, a move welcomed by unions in London.")
+VOCAB = training_vocabulary(["AOL shares rose as investors cheered the deal",
+                             "The minister said the wage would rise"], "en")
+
+
+def test_an_invented_word_is_degenerate():
+    assert degenerate_reasons("AOLels raise minimum wage", BRITISH, VOCAB, "en") == [
+        "unknown_word"]
+    # the same word spelled as the training data spell it is fine
+    assert degenerate_reasons("AOL shares rise on wage", BRITISH, VOCAB, "en") == []
+
+
+def test_a_repeated_word_is_degenerate():
+    assert "repeated" in degenerate_reasons("Minister raises wage wage", BRITISH, VOCAB, "en")
+
+
+def test_fewer_than_three_words_is_degenerate():
+    assert degenerate_reasons("Minimum wage", BRITISH, VOCAB, "en") == ["too_short"]
+
+
+def test_degenerate_rate_counts_headlines():
+    heads = ["Government would raise minimum wage", "wage wage wage"]
+    assert degenerate_rate(heads, [BRITISH, BRITISH], VOCAB, "en") == 0.5
+
+
+def test_us_in_a_british_article_is_unsupported():
+    assert unsupported_entities("U.S. to raise minimum wage", BRITISH, "en") == ["U.S."]
+    # "us" the pronoun does not support "U.S."
+    assert unsupported_entities("U.S. to raise wage", "Join us in London today.", "en") == [
+        "U.S."]
+
+
+def test_copied_entities_and_numbers_are_supported_case_insensitively():
+    assert unsupported_entities("Government to raise wage by 40 pence, London unions say",
+                                BRITISH, "en") == []
+    assert unsupported_entities("Unions in LONDON welcome rise", BRITISH, "en") == []
+
+
+def test_absent_names_and_numbers_are_unsupported():
+    assert unsupported_entities("Minister tells Congress wage rises by 50 pence", BRITISH,
+                                "en") == ["Congress", "50"]
+    assert unsupported_rate(["Wage rise for Paris", "Wage rise for London"],
+                            [BRITISH, BRITISH], "en") == 0.5
+
+
+def test_title_case_headlines_only_count_numbers_and_strong_names():
+    # every word is capitalised: "Welcome" and "Rise" are not names, NASA is
+    assert unsupported_entities("Unions Welcome Wage Rise", BRITISH, "en") == []
+    assert unsupported_entities("Unions Welcome NASA Wage Rise", BRITISH, "en") == ["NASA"]
+
+
+ZH_ARTICLE = "国务院总理李克强12日在北京主持召开国务院常务会议，部署稳就业工作。"
+
+
+def test_chinese_degenerate_rules():
+    vocab = training_vocabulary(["国务院常务会议部署稳就业"], "zh")
+    assert degenerate_reasons("李克强主持召开国务院常务会议", ZH_ARTICLE, vocab, "zh") == []
+    assert "unknown_word" in degenerate_reasons("李克强主持召开会議", ZH_ARTICLE, vocab, "zh")
+    assert "repeated" in degenerate_reasons("稳就业稳就业工作", ZH_ARTICLE, vocab, "zh")
+    assert "repeated" in degenerate_reasons("部署工作会会会", ZH_ARTICLE, vocab, "zh")
+    assert degenerate_reasons("会议", ZH_ARTICLE, vocab, "zh") == ["too_short"]
+
+
+def test_chinese_unsupported_names_and_digits():
+    assert unsupported_entities("李克强主持召开国务院常务会议", ZH_ARTICLE, "zh") == []
+    assert unsupported_entities("李克强13日在上海部署稳就业", ZH_ARTICLE, "zh") == ["13", "上海"]
+
+
+def test_numbers_are_digit_runs_matched_exactly():
+    article = "The company sold 1,000 shares of 10-year notes at 1.5 pct in the 4th quarter."
+    assert unsupported_entities("Company sells 1000 shares of 10-year notes", article, "en") == []
+    assert unsupported_entities("Company sells 100 notes at 1.5 pct", article, "en") == ["100"]
+    zh_article = "沪指今日涨1.39%，收复10日均线。"
+    assert unsupported_entities("沪指涨1.39%收复10日线", zh_article, "zh") == []
+    assert unsupported_entities("沪指涨1.3%", "沪指今日涨1.39%。", "zh") == ["1.3"]
