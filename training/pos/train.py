@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from training.paths import data_dir
+from training.pos.clusters import Clusters
 from training.pos.data import Sentence, Vocabularies, batches, make_batch, read_conll
 from training.pos.model import Tagger, TaggerConfig
 from training.pos.predictor import save_checkpoint
@@ -48,7 +49,7 @@ def accuracy(model: Tagger, sents: list[Sentence], vocabs: Vocabularies) -> floa
     with torch.no_grad():
         for group in batches(sents, 128, shuffle=False, rng=random.Random(0)):
             b = make_batch(group, vocabs)
-            pred = model(b.words, b.types, b.chars, b.lengths, b.head).argmax(-1)
+            pred = model(b.words, b.types, b.chars, b.lengths, b.head, b.clusters).argmax(-1)
             mask = b.tags != -100
             correct += (pred[mask] == b.tags[mask]).sum().item()
             total += mask.sum().item()
@@ -76,9 +77,15 @@ def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: 
         train_sents = [s for h in heads for s in train_sents if s.head == h][::step]
         newswire = newswire[:500]
         dev = {k: v[:100] for k, v in dev.items()}
-    vocabs = Vocabularies.build(train_sents + newswire, cfg["model"].get("min_word_count", 1))
+    own_keys = ("min_word_count", "clusters")  # config keys that are not TaggerConfig fields
+    # ARK word clusters (training/pos/clusters.py): the file resolved by deploy.local prepare
+    clusters = Clusters() if cfg["model"].get("clusters", False) else None
+    vocabs = Vocabularies.build(
+        train_sents + newswire, cfg["model"].get("min_word_count", 1), clusters
+    )
     model_cfg = TaggerConfig(
-        **{k: v for k, v in cfg["model"].items() if k != "min_word_count"},
+        **{k: v for k, v in cfg["model"].items() if k not in own_keys},
+        n_cluster_features=len(clusters) if clusters else 0,
         n_words=len(vocabs.words),
         n_chars=len(vocabs.chars),
         tagsets={h: len(v) for h, v in vocabs.tags.items()},
@@ -110,7 +117,7 @@ def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: 
         total_loss = 0.0
         for step, group in enumerate(groups, 1):
             b = make_batch(group, vocabs, tc.get("word_dropout", 0.0))
-            logits = model(b.words, b.types, b.chars, b.lengths, b.head)
+            logits = model(b.words, b.types, b.chars, b.lengths, b.head, b.clusters)
             loss = F.cross_entropy(logits.flatten(0, 1), b.tags.flatten(), ignore_index=-100)
             opt.zero_grad()
             loss.backward()
