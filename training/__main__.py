@@ -10,6 +10,7 @@
     python -m training export pos --checkpoint runs/pos_dcnn/best.pt [--repository model_repository]
     python -m training baseline pos --data FILE.conll --tagset ptb|ark
     python -m training inspect pos [--model PATH]
+    python -m training embeddings pos [--out runs/embeddings/tweets_w2v200.npz] [--dim 200]
     python -m training train headline --config training/configs/headline_en.toml
         [--variant xl-cc|pointer-generator|transformer] [--smooth-alpha A]
     python -m training train constrained-headline --config training/configs/headline_en.toml
@@ -114,6 +115,13 @@ def main(argv: list[str] | None = None) -> None:
     p_insp.add_argument("task", choices=["pos"])
     p_insp.add_argument("--model", help="dcnn checkpoint (default: the shipped one)")
 
+    p_emb = sub.add_parser("embeddings", help="pos: word2vec on unlabeled tweets (gensim)")
+    p_emb.add_argument("task", choices=["pos"])
+    p_emb.add_argument("--out", default=str(REPO_ROOT / "runs" / "embeddings" /
+                                            "tweets_w2v200.npz"))
+    p_emb.add_argument("--dim", type=int, default=200)
+    p_emb.add_argument("--epochs", type=int, default=5)
+
     args = parser.parse_args(argv)
     need = {"pos": "tagset", "hashtag": "lang", "constrained-headline": "strategy"}.get(args.task)
     if (need and args.command in ("evaluate", "baseline", "compare")
@@ -151,6 +159,10 @@ def main(argv: list[str] | None = None) -> None:
         from training.pos.baseline import evaluate_baseline
 
         print(json.dumps(evaluate_baseline(args.data, args.tagset)))
+    elif args.command == "embeddings":
+        from training.pos.embeddings import train_embeddings
+
+        print(json.dumps(train_embeddings(args.out, args.dim, args.epochs)))
     elif args.command == "inspect":
         from training.pos.inspect import inspect
 

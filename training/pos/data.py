@@ -118,12 +118,16 @@ class Vocabularies:
     def build(
         cls, sentences: Sequence[Sentence], min_word_count: int = 1,
         clusters: Clusters | None = None,
+        extra_words: Sequence[str] = (),
     ) -> Vocabularies:
+        """`extra_words`: word keys added to the training words (pre-trained embeddings)."""
         words, chars, tags = Counter(), Counter(), {}
         for s in sentences:
             words.update(normalize_word(t) for t in s.tokens)
             chars.update(c for t in s.tokens for c in t[:MAX_WORD_CHARS])
             tags.setdefault(s.head, Counter()).update(s.tags)
+        for w in extra_words:
+            words[w] = max(words[w], min_word_count)
         return cls(
             Vocab.build(words, min_word_count),
             Vocab.build(chars, 2),

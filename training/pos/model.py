@@ -220,7 +220,8 @@ class Tagger(nn.Module):
         self.chars = CharCNN(cfg)
         self.cluster_embed = None
         if cfg.n_cluster_features and cfg.cluster_dim:
-            self.cluster_embed = nn.Embedding(cfg.n_cluster_features, cfg.cluster_dim, padding_idx=0)
+            n, dim = cfg.n_cluster_features, cfg.cluster_dim
+            self.cluster_embed = nn.Embedding(n, dim, padding_idx=0)
         D = cfg.word_dim + self.type_dim
         self.drop = nn.Dropout(cfg.dropout)
         uses_context = cfg.variant in ("bilstm_ctx", "dcnn")

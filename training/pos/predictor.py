@@ -76,8 +76,8 @@ class PosPredictor:
         for k in range(0, len(order), MAX_BATCH):
             idx = order[k : k + MAX_BATCH]
             chunk = [sentences[i] for i in idx]
-            words, types, chars, lengths, _ = encode_tokens(chunk, self.vocabs)
-            words, types, chars, lengths = (x.to(self.device) for x in (words, types, chars, lengths))
+            enc = encode_tokens(chunk, self.vocabs)  # clusters: inside the cached features
+            words, types, chars, lengths = (x.to(self.device) for x in enc[:4])
             feats = self._char_features(chunk)
             best = self.model.tag_all(words, types, chars, lengths, char_feats=feats)
             for head, ids in best.items():

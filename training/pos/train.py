@@ -18,12 +18,14 @@ import tomllib
 from dataclasses import asdict
 from pathlib import Path
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
-from training.paths import data_dir
+from training.paths import REPO_ROOT, data_dir
 from training.pos.clusters import Clusters
 from training.pos.data import Sentence, Vocabularies, batches, make_batch, read_conll
+from training.pos.embeddings import load_embeddings
 from training.pos.model import Tagger, TaggerConfig
 from training.pos.predictor import save_checkpoint
 
@@ -39,6 +41,33 @@ def load_split(spec: dict[str, str], root: Path) -> list[Sentence]:
     for rel, head in spec.items():
         out += read_conll(root / f"{rel}.conll", head)
     return out
+
+
+def load_pretrained(path: str) -> tuple[list[str], np.ndarray]:
+    """Pre-trained word vectors (training/pos/embeddings.py), most frequent word first."""
+    p = Path(path)
+    if not p.is_absolute():
+        p = REPO_ROOT / p
+    if not p.exists():
+        raise SystemExit(f"{p} not found; make it with `python -m training embeddings pos`")
+    return load_embeddings(p)
+
+
+def init_word_embeddings(model: Tagger, vocabs: Vocabularies, words: list[str],
+                         vectors: np.ndarray) -> int:
+    """Copy pre-trained vectors into the word embedding, scaled to the random rows' unit
+    variance; words without one keep their random row. Returns how many were copied."""
+    if vectors.shape[1] != model.cfg.word_dim:
+        raise SystemExit(f"pre-trained vectors are {vectors.shape[1]}-d, word_dim is "
+                         f"{model.cfg.word_dim}")
+    scale = 1.0 / max(float(vectors.std()), 1e-6)
+    index = {w: i for i, w in enumerate(words)}
+    rows = [(vocabs.words.stoi[w], index[w]) for w in vocabs.words.itos[2:] if w in index]
+    if rows:
+        dst, src = zip(*rows, strict=True)
+        with torch.no_grad():
+            model.word_embed.weight[list(dst)] = torch.from_numpy(vectors[list(src)] * scale)
+    return len(rows)
 
 
 def accuracy(model: Tagger, sents: list[Sentence], vocabs: Vocabularies) -> float:
@@ -77,11 +106,15 @@ def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: 
         train_sents = [s for h in heads for s in train_sents if s.head == h][::step]
         newswire = newswire[:500]
         dev = {k: v[:100] for k, v in dev.items()}
-    own_keys = ("min_word_count", "clusters")  # config keys that are not TaggerConfig fields
+    # config keys that are not TaggerConfig fields
+    own_keys = ("min_word_count", "clusters", "pretrained", "pretrained_max_words")
+    mc = cfg["model"]
     # ARK word clusters (training/pos/clusters.py): the file resolved by deploy.local prepare
-    clusters = Clusters() if cfg["model"].get("clusters", False) else None
+    clusters = Clusters() if mc.get("clusters", False) else None
+    pretrained = load_pretrained(mc["pretrained"]) if mc.get("pretrained") else None
+    extra = pretrained[0][: mc.get("pretrained_max_words", 50_000)] if pretrained else ()
     vocabs = Vocabularies.build(
-        train_sents + newswire, cfg["model"].get("min_word_count", 1), clusters
+        train_sents + newswire, mc.get("min_word_count", 1), clusters, extra
     )
     model_cfg = TaggerConfig(
         **{k: v for k, v in cfg["model"].items() if k not in own_keys},
@@ -92,6 +125,10 @@ def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: 
     )
     model_cfg.char_widths = tuple(model_cfg.char_widths)
     model = Tagger(model_cfg)
+    if pretrained and not resume:
+        found = init_word_embeddings(model, vocabs, *pretrained)
+        print(f"word embeddings: {found} of {len(vocabs.words)} from {mc['pretrained']}",
+              flush=True)
     opt = torch.optim.Adam(model.parameters(), lr=tc["lr"])
     start_epoch, best, best_epoch = 0, -1.0, 0
     if resume and (out / "last.pt").exists():
