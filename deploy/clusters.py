@@ -15,11 +15,12 @@ import os
 import zipfile
 from pathlib import Path
 
-from deploy.jvm import classpath
+from deploy.jvm import MAVEN_DIR, classpath
 from deploy.process import DeployError
 from deploy.settings import Settings
 
 MEMBER = "cmu/arktweetnlp/50mpaths2"
+MAVEN_POM = MAVEN_DIR / "ark-clusters" / "pom.xml"
 #: sha256 of 50mpaths2 in ark-tweet-nlp-0.3.2.jar (checked after extraction)
 SHA256 = "67bdd062869a58949a1d6a3def0fcadc9c835ad63ed27dfc7dde36b79c929169"
 

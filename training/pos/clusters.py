@@ -44,8 +44,10 @@ def default_path() -> Path:
     explicit = os.environ.get("NLP_POS_CLUSTERS", "").strip()
     if explicit:
         return Path(explicit)
-    from deploy.settings import Settings  # standard library only
-
+    try:
+        from deploy.settings import Settings  # standard library only
+    except ImportError:  # training/ alone (the Triton image sets NLP_POS_CLUSTERS)
+        return Path(__file__).resolve().parents[2] / "var" / "ark-clusters" / CLUSTER_FILE
     return Settings.from_env().state_dir / "ark-clusters" / CLUSTER_FILE
 
 
