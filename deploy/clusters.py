@@ -32,13 +32,27 @@ def cluster_path(settings: Settings) -> Path:
     return settings.state_dir / "ark-clusters" / MEMBER.rsplit("/", 1)[1]
 
 
+#: where Maven keeps the jar by default; used as is when present (saves a Maven run per
+#: fresh state dir, e.g. the tests' private Triton servers); its contents are checked anyway
+LOCAL_JAR = (
+    Path.home() / ".m2" / "repository" / "edu" / "cmu" / "cs" / "ark-tweet-nlp" / "0.3.2"
+    / "ark-tweet-nlp-0.3.2.jar"
+)
+
+
 def resolve(settings: Settings) -> Path:
     """The extracted cluster file; resolves the jar with Maven and extracts it if needed."""
     target = cluster_path(settings)
     if target.is_file():
         return target
-    cp = classpath("ark-clusters", settings.state_dir / "jars")
-    jars = [j for j in cp.split(os.pathsep) if Path(j).name.startswith("ark-tweet-nlp")]
+    if os.environ.get("NLP_POS_CLUSTERS", "").strip():
+        raise DeployError(f"NLP_POS_CLUSTERS={target} does not exist; unset it to resolve "
+                          "the ARK clusters from Maven Central into the state dir")
+    if LOCAL_JAR.is_file():
+        jars = [str(LOCAL_JAR)]
+    else:
+        cp = classpath("ark-clusters", settings.state_dir / "jars")
+        jars = [j for j in cp.split(os.pathsep) if Path(j).name.startswith("ark-tweet-nlp")]
     if not jars:
         raise DeployError(f"Maven resolved no ark-tweet-nlp jar (classpath: {cp!r})")
     with zipfile.ZipFile(jars[0]) as jar:

@@ -25,6 +25,7 @@ def fake_jar(tmp_path, monkeypatch):
         return f"/elsewhere/other.jar:{jar}"
 
     monkeypatch.setattr(clusters, "classpath", classpath)
+    monkeypatch.setattr(clusters, "LOCAL_JAR", tmp_path / "no-m2" / "ark.jar")
     monkeypatch.delenv("NLP_POS_CLUSTERS", raising=False)
     return calls
 
@@ -44,6 +45,13 @@ def test_a_jar_with_other_contents_is_refused(tmp_path, fake_jar):
     with pytest.raises(DeployError, match="sha256"):
         clusters.resolve(settings)  # the pinned digest is that of the real 50mpaths2
     assert not (tmp_path / "state" / "ark-clusters" / "50mpaths2").exists()
+
+
+def test_a_missing_explicit_path_is_an_error_not_a_silent_fallback(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLP_POS_CLUSTERS", str(tmp_path / "missing"))
+    settings = Settings.from_env({"NLP_STATE_DIR": str(tmp_path / "state")})
+    with pytest.raises(DeployError, match="NLP_POS_CLUSTERS"):
+        clusters.resolve(settings)
 
 
 def test_the_pom_names_the_ark_jar_from_maven_central():
