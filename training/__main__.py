@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
                          help="headline: smooth-embedding alpha (0 = off; default from config)")
     p_train.add_argument("--similarity", help="hashtag: euclidean|mahalanobis|cosine|manhattan")
     p_train.add_argument("--epochs", type=int,
-                         help="hashtag, headlines: override the config's epochs")
+                         help="hashtag, headlines, pos: override the config's epochs")
     p_train.add_argument("--pretrain-epochs", type=int, default=0,
                          help="headline: first N epochs of lead-sentence pre-training on the "
                          "training articles (run name gets _gsg)")
@@ -138,7 +138,8 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "train":
         from training.pos.train import train
 
-        train(args.config, quick=args.quick, resume=args.resume, out_dir=args.out)
+        train(args.config, quick=args.quick, resume=args.resume, out_dir=args.out,
+              epochs=args.epochs)
     elif args.command == "evaluate" and args.task == "hashtag":
         from training.hashtag.evaluate import evaluate as evaluate_hashtag
 

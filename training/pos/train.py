@@ -86,7 +86,8 @@ def accuracy(model: Tagger, sents: list[Sentence], vocabs: Vocabularies) -> floa
     return correct / max(total, 1)
 
 
-def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: str | None = None):
+def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: str | None = None,
+          epochs: int | None = None):
     cfg = load_config(config_path)
     name = cfg["name"] + ("_quick" if quick else "")
     out = Path(out_dir or "runs") / name
@@ -144,7 +145,7 @@ def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: 
     print(f"{name}: {model_cfg.variant}, {n_params / 1e6:.2f}M parameters, "
           f"{len(train_sents)} + {len(newswire)} newswire sentences, vocab {len(vocabs.words)}",
           flush=True)
-    epochs = 1 if quick else tc["epochs"]
+    epochs = 1 if quick else (epochs or tc["epochs"])
     deadline = time.time() + (60 if quick else tc.get("max_minutes", 10**6) * 60)
     per_epoch = min(len(newswire), dc.get("newswire_per_epoch", len(newswire)))
     for epoch in range(start_epoch, epochs):
