@@ -76,7 +76,8 @@ class PosPredictor:
         for k in range(0, len(order), MAX_BATCH):
             idx = order[k : k + MAX_BATCH]
             chunk = [sentences[i] for i in idx]
-            enc = encode_tokens(chunk, self.vocabs)  # clusters: inside the cached features
+            # cluster ids are part of the cached per-token features (_char_features)
+            enc = encode_tokens(chunk, self.vocabs, with_clusters=False)
             words, types, chars, lengths = (x.to(self.device) for x in enc[:4])
             feats = self._char_features(chunk)
             best = self.model.tag_all(words, types, chars, lengths, char_feats=feats)
@@ -106,7 +107,7 @@ class PosPredictor:
             cache.popitem(last=False)
         width = self.model.type_dim
         pad = torch.zeros(1, width, device=self.device)
-        return torch.cat([pad, *(cache[t].unsqueeze(0) for t in distinct)]) if distinct else pad
+        return torch.stack([pad[0], *(cache[t] for t in distinct)]) if distinct else pad
 
     def tag_texts(self, texts: list[str]) -> list[TaggedText]:
         """Tokenize raw texts (Twitter-aware, with offsets) and tag every token."""
