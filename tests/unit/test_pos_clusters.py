@@ -154,3 +154,31 @@ def test_vocabularies_round_trip_with_clusters(cluster_file):
     assert again.clusters.features == vocabs.clusters.features
     assert again.clusters.ids("cool") == vocabs.clusters.ids("cool")
     assert again.words.itos == vocabs.words.itos
+
+
+def test_cached_type_features_with_clusters_give_the_uncached_tags(cluster_file, tmp_path):
+    """PosPredictor caches [char-CNN ; clusters] per token string; its tags must equal a
+    plain forward pass that computes the cluster features from scratch."""
+    from training.pos.predictor import PosPredictor, save_checkpoint
+
+    vocabs = Vocabularies.build(SENTS, clusters=Clusters(cluster_file))
+    torch.manual_seed(1)
+    cfg = TaggerConfig(
+        n_words=len(vocabs.words), n_chars=len(vocabs.chars),
+        tagsets={h: len(v) for h, v in vocabs.tags.items()}, word_dim=8, char_dim=4,
+        char_filters=3, context_hidden=4, hidden=6, hyper_hidden=4, hyper_embed=2,
+        dropout=0.0, n_cluster_features=len(vocabs.clusters), cluster_dim=5,
+    )
+    path = tmp_path / "tagger.pt"
+    save_checkpoint(path, Tagger(cfg).eval(), vocabs, {})
+    predictor = PosPredictor(path, cluster_file)
+    sentences = [s.tokens for s in SENTS] + [["soooo", "coool", "@x", "xqzzyv"]]
+    with torch.no_grad():
+        expected = predictor.model.tag_all(*encode_tokens(sentences, predictor.vocabs))
+    for _ in range(2):  # the second call is served from the cache
+        tagged = predictor.tag_tokens(sentences)
+        for i, sentence in enumerate(sentences):
+            for head, ids in expected.items():
+                itos = vocabs.tags[head].itos
+                assert tagged[i][head] == [itos[j] for j in ids[i, : len(sentence)].tolist()]
+    assert predictor._char_cache["coool"].shape == (predictor.model.type_dim,)
