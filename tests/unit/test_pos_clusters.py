@@ -182,3 +182,9 @@ def test_cached_type_features_with_clusters_give_the_uncached_tags(cluster_file,
                 itos = vocabs.tags[head].itos
                 assert tagged[i][head] == [itos[j] for j in ids[i, : len(sentence)].tolist()]
     assert predictor._char_cache["coool"].shape == (predictor.model.type_dim,)
+    # the cached rows are exactly the features computed from scratch, row for row
+    enc = encode_tokens(sentences, predictor.vocabs)
+    with torch.no_grad():
+        fresh = predictor.model.type_features(enc.chars, enc.clusters)
+        cached = predictor._char_features(sentences)
+    assert torch.allclose(cached[1:], fresh[1:], atol=1e-6)
