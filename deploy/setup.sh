@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up this checkout on a fresh machine: Debian packages, a Python 3.11 venv in .venv
-# with the pinned dependencies (requirements.lock), grpcurl, and the Maven-resolved jars.
+# with the pinned dependencies (requirements.lock), grpcurl, and the Maven-resolved jars
+# (plus the ARK word-cluster file the POS tagger reads, extracted into var/ark-clusters/).
 # Idempotent: a second run only checks. Usage: bash deploy/setup.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,7 +51,7 @@ if [[ ! -x .venv/bin/grpcurl ]]; then
   fi
 fi
 
-say "resolving Kafka and Elasticsearch jars with Maven"
+say "resolving the Kafka and Elasticsearch jars and the ARK word clusters (POS tagger) with Maven"
 .venv/bin/python -m deploy.local prepare
 
 say "setup done"

@@ -31,6 +31,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from deploy import clusters
 from deploy.base import Port, Server
 from deploy.process import DeployError
 from services.settings import REPO_ROOT, Settings
@@ -125,6 +126,8 @@ class Triton(Server):
         self.wheel = wheel_dir()
         self.backends = self._install_backends()
         self.stub_python = self._write_stub_venv()
+        # the POS tagger's ARK word clusters, from Maven Central (deploy/clusters.py)
+        self.cluster_file = clusters.resolve(self.settings)
 
     def prepare(self) -> None:
         repo = self.settings.model_repository
@@ -183,6 +186,7 @@ class Triton(Server):
             # for anything the models start with the venv's own python
             PYTHONPATH=os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p),
             PYTHONUNBUFFERED="1",
+            NLP_POS_CLUSTERS=str(self.cluster_file),  # read by the pos_tagger model
             # the stack shares 2 cores: one intra-op thread per model instance (docs/design.md)
             OMP_NUM_THREADS="1",
             MKL_NUM_THREADS="1",

@@ -11,6 +11,7 @@
     python -m training export pos --checkpoint runs/pos_dcnn/best.pt [--repository model_repository]
     python -m training baseline pos --data FILE.conll --tagset ptb|ark
     python -m training inspect pos [--model PATH]
+    python -m training embeddings pos [--out runs/embeddings/tweets_w2v200.npz] [--dim 200]
     python -m training train headline --config training/configs/headline_en.toml
         [--variant xl-cc|pointer-generator|transformer] [--smooth-alpha A]
     python -m training train constrained-headline --config training/configs/headline_en.toml
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
                          help="headline: smooth-embedding alpha (0 = off; default from config)")
     p_train.add_argument("--similarity", help="hashtag: euclidean|mahalanobis|cosine|manhattan")
     p_train.add_argument("--epochs", type=int,
-                         help="hashtag, headlines: override the config's epochs")
+                         help="hashtag, headlines, pos: override the config's epochs")
     p_train.add_argument("--pretrain-epochs", type=int, default=0,
                          help="headline: first N epochs of lead-sentence pre-training on the "
                          "training articles (run name gets _gsg)")
@@ -130,6 +131,13 @@ def main(argv: list[str] | None = None) -> None:
     p_insp.add_argument("task", choices=["pos"])
     p_insp.add_argument("--model", help="dcnn checkpoint (default: the shipped one)")
 
+    p_emb = sub.add_parser("embeddings", help="pos: word2vec on unlabeled tweets (gensim)")
+    p_emb.add_argument("task", choices=["pos"])
+    p_emb.add_argument("--out", default=str(REPO_ROOT / "runs" / "embeddings" /
+                                            "tweets_w2v200.npz"))
+    p_emb.add_argument("--dim", type=int, default=200)
+    p_emb.add_argument("--epochs", type=int, default=5)
+
     args = parser.parse_args(argv)
     need = {"pos": "tagset", "hashtag": "lang", "constrained-headline": "strategy"}.get(args.task)
     if (need and args.command in ("evaluate", "baseline", "compare")
@@ -158,7 +166,8 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "train":
         from training.pos.train import train
 
-        train(args.config, quick=args.quick, resume=args.resume, out_dir=args.out)
+        train(args.config, quick=args.quick, resume=args.resume, out_dir=args.out,
+              epochs=args.epochs)
     elif args.command == "evaluate" and args.task == "hashtag":
         from training.hashtag.evaluate import evaluate as evaluate_hashtag
 
@@ -179,6 +188,10 @@ def main(argv: list[str] | None = None) -> None:
         from training.pos.baseline import evaluate_baseline
 
         print(json.dumps(evaluate_baseline(args.data, args.tagset)))
+    elif args.command == "embeddings":
+        from training.pos.embeddings import train_embeddings
+
+        print(json.dumps(train_embeddings(args.out, args.dim, args.epochs)))
     elif args.command == "inspect":
         from training.pos.inspect import inspect
 

@@ -1,8 +1,9 @@
 """The POS tagger as Triton serves it: the real tritonserver, the shipped weights.
 
-Served tags must equal the in-process model's (one code path), Twitter entities keep
-their offsets and tags, limits are flagged, and a newly exported version is picked up
-by a running server without failing a single request.
+Served tags must equal the in-process model's (one code path, the same ARK cluster file:
+the artifact `deploy.local prepare` resolved), Twitter entities keep their offsets and
+tags, limits are flagged, and a newly exported version is picked up by a running server
+without failing a single request.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
+from deploy import clusters
 from deploy.testing import TritonInfo, private_env, running
 from deploy.triton import admin_headers
 from services.settings import REPO_ROOT, Settings
@@ -31,6 +33,8 @@ TWEETS = [
     "RT @nytimes: Obama wins the election http://nyti.ms/abc #election2012",
     "lol i cant believe its friday already :) <3",
     "Stocks fell sharply on Monday as investors worried about the economy .",
+    # out-of-vocabulary spellings: tagged from characters and ARK clusters (fuzzy lookup)
+    "@Some_One sooo coooool!!! gonna c u 2morrow at teh mall lmaooo www.example.com/x",
 ]
 
 
@@ -47,11 +51,13 @@ def tag(url: str, texts: list[str]) -> tuple[list[dict], str]:
 
 def test_served_tags_equal_the_in_process_model(triton: TritonInfo) -> None:
     rows, _ = tag(triton.grpc_url, TWEETS)
-    local = PosPredictor(shipped_checkpoint()).tag_texts(TWEETS)
+    cluster_file = clusters.resolve(triton.settings)  # the file the server was given
+    local = PosPredictor(shipped_checkpoint(), cluster_file).tag_texts(TWEETS)
     for row, expected in zip(rows, local, strict=True):
         assert [(t[0], t[3], t[4]) for t in row["tokens"]] == [
             (t.text, t.tags["ptb"], t.tags["ark"]) for t in expected.tokens
         ]
+    assert len(rows[-1]["tokens"]) > 10
 
 
 def test_offsets_slice_the_text_and_twitter_entities_get_their_tags(triton: TritonInfo) -> None:
@@ -79,6 +85,7 @@ def test_a_new_version_is_served_without_failing_a_request(tmp_path: Path) -> No
     repo = tmp_path / "model_repository"
     shutil.copytree(REPO_ROOT / "model_repository" / "pos_tagger", repo / "pos_tagger",
                     ignore=shutil.ignore_patterns("__pycache__"))
+    shipped = shipped_checkpoint().parent.name
     env = private_env(tmp_path / "state", repo)
     with running("triton", Settings.from_env(env)) as info:
         versions: list[str] = []
@@ -97,14 +104,14 @@ def test_a_new_version_is_served_without_failing_a_request(tmp_path: Path) -> No
         try:
             time.sleep(1.0)
             new_dir = export(str(shipped_checkpoint()), str(repo))
-            assert new_dir.name == "2"
+            assert new_dir.name == str(int(shipped) + 1)
             httpclient.InferenceServerClient(info.http_url).load_model(
                 "pos_tagger", headers=admin_headers(info.settings))
             deadline = time.monotonic() + 60
-            while "2" not in versions[-3:] and time.monotonic() < deadline:
+            while new_dir.name not in versions[-3:] and time.monotonic() < deadline:
                 time.sleep(0.5)
         finally:
             stop.set()
             worker.join()
         assert not errors, errors[:3]
-        assert versions[0] == "1" and versions[-1] == "2"
+        assert versions[0] == shipped and versions[-1] == new_dir.name

@@ -36,10 +36,12 @@ def test_evaluate_prints_accuracy_of_the_shipped_model_as_last_json_line(conll, 
 
 
 @pytest.mark.skipif(not (SHARED / "pos").is_dir(), reason="shared POS datasets not present")
-def test_quick_training_produces_a_checkpoint_that_evaluates(tmp_path):
-    run_cli("train", "pos", "--config", "training/configs/pos_dcnn.toml", "--quick",
+@pytest.mark.parametrize("name", ["pos_dcnn", "pos_dcnn_clusters"])
+def test_quick_training_produces_a_checkpoint_that_evaluates(tmp_path, name):
+    """pos_dcnn_clusters reads the ARK cluster file that set-up resolved (deploy.local prepare)."""
+    run_cli("train", "pos", "--config", f"training/configs/{name}.toml", "--quick",
             "--out", str(tmp_path))
-    checkpoint = tmp_path / "pos_dcnn_quick" / "best.pt"
+    checkpoint = tmp_path / f"{name}_quick" / "best.pt"
     assert checkpoint.stat().st_size < 20 * 2**20
     result = last_json(run_cli("evaluate", "pos", "--data", str(DATA / "daily547_first60.conll"),
                                "--tagset", "ark", "--model", str(checkpoint)).stdout)

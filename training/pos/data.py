@@ -13,9 +13,12 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
+
+from training.pos.clusters import BITS, Clusters
 
 PAD, UNK = "<pad>", "<unk>"
 MAX_WORD_CHARS = 24  # longer tokens (URLs) are cut for the char-CNN only
@@ -88,33 +91,48 @@ class Vocabularies:
     words: Vocab
     chars: Vocab
     tags: dict[str, Vocab]  # head -> tag vocabulary (no unk: tags are closed sets)
+    clusters: Clusters | None = None  # ARK word clusters, for models that use them
 
     def to_json(self) -> dict:
-        return {
+        d = {
             "words": self.words.itos,
             "chars": self.chars.itos,
             "tags": {h: v.itos for h, v in self.tags.items()},
         }
+        if self.clusters is not None:
+            d["clusters"] = self.clusters.to_json()
+        return d
 
     @classmethod
-    def from_json(cls, d: dict) -> Vocabularies:
+    def from_json(cls, d: dict, cluster_path: Path | None = None) -> Vocabularies:
+        """`cluster_path`: the cluster file (default: the resolved artifact, see clusters.py)."""
+        clusters = d.get("clusters")
         return cls(
             Vocab(d["words"]),
             Vocab(d["chars"]),
             {h: Vocab(t, with_unk=False) for h, t in d["tags"].items()},
+            Clusters.from_json(clusters, cluster_path) if clusters else None,
         )
 
     @classmethod
-    def build(cls, sentences: Sequence[Sentence], min_word_count: int = 1) -> Vocabularies:
+    def build(
+        cls, sentences: Sequence[Sentence], min_word_count: int = 1,
+        clusters: Clusters | None = None,
+        extra_words: Sequence[str] = (),
+    ) -> Vocabularies:
+        """`extra_words`: word keys added to the training words (pre-trained embeddings)."""
         words, chars, tags = Counter(), Counter(), {}
         for s in sentences:
             words.update(normalize_word(t) for t in s.tokens)
             chars.update(c for t in s.tokens for c in t[:MAX_WORD_CHARS])
             tags.setdefault(s.head, Counter()).update(s.tags)
+        for w in extra_words:
+            words[w] = max(words[w], min_word_count)
         return cls(
             Vocab.build(words, min_word_count),
             Vocab.build(chars, 2),
             {h: Vocab.build(c, with_unk=False) for h, c in tags.items()},
+            clusters,
         )
 
 
@@ -126,15 +144,30 @@ class Batch:
     lengths: Tensor  # (B,)
     tags: Tensor | None  # (B,T) tag ids of `head`, -100 = padding
     head: str
+    clusters: Tensor | None = None  # (U,levels) cluster-prefix ids of each distinct token
+
+
+class Encoded(NamedTuple):
+    words: Tensor  # (B,T)
+    types: Tensor  # (B,T)
+    chars: Tensor  # (U,L)
+    lengths: Tensor  # (B,)
+    clusters: Tensor | None  # (U,levels), None without a cluster file
 
 
 def encode_tokens(
-    batch_tokens: Sequence[Sequence[str]], vocabs: Vocabularies, word_dropout: float = 0.0
-) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """Token strings -> words (B,T), token types (B,T), type chars (U,L), lengths (B,).
+    batch_tokens: Sequence[Sequence[str]],
+    vocabs: Vocabularies,
+    word_dropout: float = 0.0,
+    with_clusters: bool = True,
+) -> Encoded:
+    """Token strings -> words (B,T), token types (B,T), type chars (U,L), lengths (B,),
+    type cluster-prefix ids (U,levels) or None.
 
     Each distinct token string of the batch is spelled once in `chars` (row 0 = padding),
-    and `types` points every position at its row, so the char-CNN runs once per type.
+    and `types` points every position at its row, so the char-CNN runs once per type; the
+    same rows of `clusters` hold each type's ARK cluster prefixes (row 0 = padding).
+    `with_clusters=False` skips the cluster ids (inference caches them per token string).
     `word_dropout` replaces that share of known words with <unk> so the model learns to
     tag from characters and context alone, as it must for out-of-vocabulary tokens.
     """
@@ -160,17 +193,23 @@ def encode_tokens(
     types = torch.tensor(type_ids, dtype=torch.long).view(B, T)
     chars = torch.tensor(char_ids, dtype=torch.long).view(-1, L)
     lengths = torch.tensor([max(1, len(t)) for t in batch_tokens], dtype=torch.long)
-    return words, types, chars, lengths
+    clusters = None
+    if vocabs.clusters is not None and with_clusters:
+        levels = [[0] * len(BITS)] + [vocabs.clusters.ids(t) for t in type_of]
+        clusters = torch.tensor(levels, dtype=torch.long)
+    return Encoded(words, types, chars, lengths, clusters)
 
 
 def make_batch(sents: Sequence[Sentence], vocabs: Vocabularies, word_dropout: float = 0.0) -> Batch:
     head = sents[0].head
     assert all(s.head == head for s in sents), "a batch holds one tagset"
-    words, types, chars, lengths = encode_tokens([s.tokens for s in sents], vocabs, word_dropout)
+    words, types, chars, lengths, clusters = encode_tokens(
+        [s.tokens for s in sents], vocabs, word_dropout
+    )
     tags = torch.full(words.shape, -100, dtype=torch.long)
     for b, s in enumerate(sents):
         tags[b, : len(s.tags)] = torch.tensor([vocabs.tags[head].id(t) for t in s.tags])
-    return Batch(words, types, chars, lengths, tags, head)
+    return Batch(words, types, chars, lengths, tags, head, clusters)
 
 
 def batches(

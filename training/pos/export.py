@@ -14,13 +14,15 @@ from pathlib import Path
 
 from training.pos.predictor import load_checkpoint
 
-MAX_BYTES = 20 * 1024 * 1024  # the shipped-weights budget for this model
+MAX_BYTES = 40 * 1024 * 1024  # the shipped-weights budget (fp16; the cluster file is not shipped)
 
 
 def export(checkpoint: str, repository: str) -> Path:
     size = Path(checkpoint).stat().st_size
     if size > MAX_BYTES:
-        raise SystemExit(f"{checkpoint} is {size / 1e6:.1f} MB, over the 20 MB budget")
+        raise SystemExit(
+            f"{checkpoint} is {size / 1e6:.1f} MB, over the {MAX_BYTES // 2**20} MiB budget"
+        )
     load_checkpoint(checkpoint)  # refuse a file that would fail inside Triton
     model_dir = Path(repository) / "pos_tagger"
     versions = sorted(int(p.name) for p in model_dir.iterdir() if p.name.isdigit())

@@ -35,9 +35,9 @@ def domain_stats(model, vocabs, sentences: list[list[str]]) -> dict:
     Z = model.cfg.hyper_embed
     for k in range(0, len(sentences), 64):
         chunk = sentences[k : k + 64]
-        words, types, chars, lengths = encode_tokens(chunk, vocabs)
+        words, types, chars, lengths, clusters = encode_tokens(chunk, vocabs)
         mask = types != 0
-        x = model.represent(words, types, chars)
+        x = model.represent(words, types, chars, clusters)
         t = model.context(x, mask.float())
         hyper = torch.stack([model.hyper[0](t)[0], model.hyper[1](reverse_padded(t, lengths))[0]])
         z = model.to_z(hyper)

@@ -53,6 +53,8 @@ class TaggerConfig:
     hyper_hidden: int = 64  # hyper LSTM units (paper: 160)
     hyper_embed: int = 16  # N_z: hyper state -> z -> d, as in Ha et al.
     dropout: float = 0.3
+    n_cluster_features: int = 0  # ARK cluster-prefix vocabulary (0: no cluster features)
+    cluster_dim: int = 0  # the prefixes of a word (2..16 bits) are embedded and summed
 
 
 class CharCNN(nn.Module):
@@ -201,7 +203,7 @@ def reverse_padded(x: Tensor, lengths: Tensor) -> Tensor:
 def _uniform_(module: nn.Module, bound: float = 0.05) -> None:
     """Paper 3.3: all weights but the word embeddings ~ U[-0.05, 0.05]."""
     for name, p in module.named_parameters():
-        if not name.startswith("word_embed"):
+        if not name.startswith(("word_embed", "cluster_embed")):
             nn.init.uniform_(p, -bound, bound)
 
 
@@ -216,7 +218,11 @@ class Tagger(nn.Module):
         H, G = cfg.hidden, 4 * cfg.hidden
         self.word_embed = nn.Embedding(cfg.n_words, cfg.word_dim, padding_idx=0)
         self.chars = CharCNN(cfg)
-        D = cfg.word_dim + self.chars.out_dim
+        self.cluster_embed = None
+        if cfg.n_cluster_features and cfg.cluster_dim:
+            n, dim = cfg.n_cluster_features, cfg.cluster_dim
+            self.cluster_embed = nn.Embedding(n, dim, padding_idx=0)
+        D = cfg.word_dim + self.type_dim
         self.drop = nn.Dropout(cfg.dropout)
         uses_context = cfg.variant in ("bilstm_ctx", "dcnn")
         self.context = ContextMLP(D, cfg) if uses_context else None
@@ -240,17 +246,42 @@ class Tagger(nn.Module):
             self.z_to_d = nn.Parameter(torch.empty(3, 2, Z, G))
         self.heads = nn.ModuleDict({name: nn.Linear(2 * H, n) for name, n in cfg.tagsets.items()})
         _uniform_(self)
+        if self.cluster_embed is not None:
+            # the prefixes of a word are summed: about unit variance in all
+            nn.init.normal_(self.cluster_embed.weight, std=0.35)
+            with torch.no_grad():
+                self.cluster_embed.weight[0].zero_()
+
+    @property
+    def type_dim(self) -> int:
+        """Width of the features that depend on the token string only (chars, clusters)."""
+        return self.chars.out_dim + (self.cfg.cluster_dim if self.cluster_embed is not None else 0)
+
+    def type_features(self, chars: Tensor, clusters: Tensor | None = None) -> Tensor:
+        """(U,L) chars + (U,levels) cluster prefixes -> (U,F): [char-CNN ; sum of prefix
+        embeddings], one row per distinct token."""
+        c = self.chars.features(chars)
+        if self.cluster_embed is None:
+            return c
+        if clusters is None:
+            raise ValueError("this model uses ARK word clusters: encode with a cluster file")
+        return torch.cat([c, self.cluster_embed(clusters).sum(1)], dim=-1)
 
     def represent(
-        self, words: Tensor, types: Tensor, chars: Tensor, char_feats: Tensor | None = None
+        self,
+        words: Tensor,
+        types: Tensor,
+        chars: Tensor,
+        clusters: Tensor | None = None,
+        char_feats: Tensor | None = None,
     ) -> Tensor:
-        """x_i = [word embedding ; char-CNN features] -> (B,T,D).
+        """x_i = [word embedding ; char-CNN features ; cluster features] -> (B,T,D).
 
-        `char_feats` (U,F), when given, are the char-CNN features of the rows of `chars`,
+        `char_feats` (U,F), when given, are the `type_features` of the rows of `chars`,
         computed earlier (inference caches them per token string: see PosPredictor).
         """
-        c = char_feats[types] if char_feats is not None else self.chars(types, chars)
-        return self.drop(torch.cat([self.word_embed(words), c], dim=-1))
+        feats = char_feats if char_feats is not None else self.type_features(chars, clusters)
+        return self.drop(torch.cat([self.word_embed(words), feats[types]], dim=-1))
 
     def encode(
         self,
@@ -258,11 +289,12 @@ class Tagger(nn.Module):
         types: Tensor,
         chars: Tensor,
         lengths: Tensor,
+        clusters: Tensor | None = None,
         char_feats: Tensor | None = None,
     ) -> Tensor:
         """Hidden states of the bi-LSTM, (B,T,2H)."""
         mask = (types != 0).float()
-        x = self.represent(words, types, chars, char_feats)
+        x = self.represent(words, types, chars, clusters, char_feats)
         t = self.context(x, mask) if self.context is not None else None
         if self.cfg.variant == "bilstm_ctx":
             x = torch.cat([x, t], dim=-1)
@@ -295,10 +327,16 @@ class Tagger(nn.Module):
         return _scaled_lstm_scan(gx, self.w_h, d_h)
 
     def forward(
-        self, words: Tensor, types: Tensor, chars: Tensor, lengths: Tensor, head: str
+        self,
+        words: Tensor,
+        types: Tensor,
+        chars: Tensor,
+        lengths: Tensor,
+        head: str,
+        clusters: Tensor | None = None,
     ) -> Tensor:
         """Tag scores (B,T,n_tags) for one tagset."""
-        return self.heads[head](self.encode(words, types, chars, lengths))
+        return self.heads[head](self.encode(words, types, chars, lengths, clusters))
 
     def tag_all(
         self,
@@ -306,8 +344,9 @@ class Tagger(nn.Module):
         types: Tensor,
         chars: Tensor,
         lengths: Tensor,
+        clusters: Tensor | None = None,
         char_feats: Tensor | None = None,
     ) -> dict[str, Tensor]:
         """Best tag ids (B,T) for every tagset, sharing one encoder pass."""
-        h = self.encode(words, types, chars, lengths, char_feats)
+        h = self.encode(words, types, chars, lengths, clusters, char_feats)
         return {name: head(h).argmax(-1) for name, head in self.heads.items()}

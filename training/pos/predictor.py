@@ -29,14 +29,19 @@ def save_checkpoint(path: str | Path, model: Tagger, vocabs: Vocabularies, meta:
     torch.save({"config": cfg, "vocabs": vocabs.to_json(), "state": state, "meta": meta}, path)
 
 
-def load_checkpoint(path: str | Path) -> tuple[Tagger, Vocabularies, dict]:
+def load_checkpoint(
+    path: str | Path, cluster_path: str | Path | None = None
+) -> tuple[Tagger, Vocabularies, dict]:
+    """Model, vocabularies, metadata. A model with cluster features also reads the ARK
+    cluster file: `cluster_path`, else the resolved artifact (training/pos/clusters.py)."""
     ckpt = torch.load(path, map_location="cpu", weights_only=True)
     cfg = dict(ckpt["config"])
     cfg["char_widths"] = tuple(cfg["char_widths"])
     model = Tagger(TaggerConfig(**cfg))
     model.load_state_dict({k: v.float() for k, v in ckpt["state"].items()})
     model.eval().requires_grad_(False)  # inference only: no autograd bookkeeping at all
-    return model, Vocabularies.from_json(ckpt["vocabs"]), ckpt.get("meta", {})
+    vocabs = Vocabularies.from_json(ckpt["vocabs"], Path(cluster_path) if cluster_path else None)
+    return model, vocabs, ckpt.get("meta", {})
 
 
 @dataclass
@@ -54,12 +59,12 @@ class TaggedText:
 
 
 class PosPredictor:
-    def __init__(self, path: str | Path):
-        self.model, self.vocabs, self.meta = load_checkpoint(path)
+    def __init__(self, path: str | Path, cluster_path: str | Path | None = None):
+        self.model, self.vocabs, self.meta = load_checkpoint(path, cluster_path)
         self.tagsets = list(self.vocabs.tags)
         self.device = torch.get_default_device()  # the instance's GPU under Triton, if any
-        # Char-CNN features depend only on the token string: computing them once per
-        # distinct token (and remembering frequent ones) saves a quarter of the CPU time.
+        # Char-CNN and cluster features depend only on the token string: computing them once
+        # per distinct token (and remembering frequent ones) saves a quarter of the CPU time.
         self._char_cache: OrderedDict[str, torch.Tensor] = OrderedDict()
 
     @torch.inference_mode()
@@ -71,11 +76,11 @@ class PosPredictor:
         for k in range(0, len(order), MAX_BATCH):
             idx = order[k : k + MAX_BATCH]
             chunk = [sentences[i] for i in idx]
-            words, types, chars, lengths = (
-                x.to(self.device) for x in encode_tokens(chunk, self.vocabs)
-            )
+            # cluster ids are part of the cached per-token features (_char_features)
+            enc = encode_tokens(chunk, self.vocabs, with_clusters=False)
+            words, types, chars, lengths = (x.to(self.device) for x in enc[:4])
             feats = self._char_features(chunk)
-            best = self.model.tag_all(words, types, chars, lengths, feats)
+            best = self.model.tag_all(words, types, chars, lengths, char_feats=feats)
             for head, ids in best.items():
                 itos = self.vocabs.tags[head].itos
                 for row, i in enumerate(idx):
@@ -84,23 +89,25 @@ class PosPredictor:
         return out
 
     def _char_features(self, sentences: list[list[str]]) -> torch.Tensor:
-        """(U+1, F) features of the distinct tokens in first-seen order, row 0 = padding:
-        the row order `encode_tokens` gives its `types` index."""
+        """(U+1, F) type features (char-CNN, clusters) of the distinct tokens in first-seen
+        order, row 0 = padding: the row order `encode_tokens` gives its `types` index."""
         distinct = list(dict.fromkeys(tok for s in sentences for tok in s))
         cache = self._char_cache
         missing = [t for t in distinct if t not in cache]
         if missing:
-            _, _, chars, _ = encode_tokens([missing], self.vocabs)
-            fresh = self.model.chars.features(chars.to(self.device))[1:]
+            _, _, chars, _, clusters = encode_tokens([missing], self.vocabs)
+            if clusters is not None:
+                clusters = clusters.to(self.device)
+            fresh = self.model.type_features(chars.to(self.device), clusters)[1:]
             for tok, row in zip(missing, fresh, strict=True):
                 cache[tok] = row
         for tok in distinct:
             cache.move_to_end(tok)
         while len(cache) > CHAR_CACHE_SIZE:
             cache.popitem(last=False)
-        width = self.model.chars.out_dim
+        width = self.model.type_dim
         pad = torch.zeros(1, width, device=self.device)
-        return torch.cat([pad, *(cache[t].unsqueeze(0) for t in distinct)]) if distinct else pad
+        return torch.stack([pad[0], *(cache[t] for t in distinct)]) if distinct else pad
 
     def tag_texts(self, texts: list[str]) -> list[TaggedText]:
         """Tokenize raw texts (Twitter-aware, with offsets) and tag every token."""

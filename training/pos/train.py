@@ -18,11 +18,14 @@ import tomllib
 from dataclasses import asdict
 from pathlib import Path
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
-from training.paths import data_dir
+from training.paths import REPO_ROOT, data_dir
+from training.pos.clusters import Clusters
 from training.pos.data import Sentence, Vocabularies, batches, make_batch, read_conll
+from training.pos.embeddings import load_embeddings
 from training.pos.model import Tagger, TaggerConfig
 from training.pos.predictor import save_checkpoint
 
@@ -40,6 +43,33 @@ def load_split(spec: dict[str, str], root: Path) -> list[Sentence]:
     return out
 
 
+def load_pretrained(path: str) -> tuple[list[str], np.ndarray]:
+    """Pre-trained word vectors (training/pos/embeddings.py), most frequent word first."""
+    p = Path(path)
+    if not p.is_absolute():
+        p = REPO_ROOT / p
+    if not p.exists():
+        raise SystemExit(f"{p} not found; make it with `python -m training embeddings pos`")
+    return load_embeddings(p)
+
+
+def init_word_embeddings(model: Tagger, vocabs: Vocabularies, words: list[str],
+                         vectors: np.ndarray) -> int:
+    """Copy pre-trained vectors into the word embedding, scaled to the random rows' unit
+    variance; words without one keep their random row. Returns how many were copied."""
+    if vectors.shape[1] != model.cfg.word_dim:
+        raise SystemExit(f"pre-trained vectors are {vectors.shape[1]}-d, word_dim is "
+                         f"{model.cfg.word_dim}")
+    scale = 1.0 / max(float(vectors.std()), 1e-6)
+    index = {w: i for i, w in enumerate(words)}
+    rows = [(vocabs.words.stoi[w], index[w]) for w in vocabs.words.itos[2:] if w in index]
+    if rows:
+        dst, src = zip(*rows, strict=True)
+        with torch.no_grad():
+            model.word_embed.weight[list(dst)] = torch.from_numpy(vectors[list(src)] * scale)
+    return len(rows)
+
+
 def accuracy(model: Tagger, sents: list[Sentence], vocabs: Vocabularies) -> float:
     model.eval()
     correct = total = 0
@@ -48,7 +78,7 @@ def accuracy(model: Tagger, sents: list[Sentence], vocabs: Vocabularies) -> floa
     with torch.no_grad():
         for group in batches(sents, 128, shuffle=False, rng=random.Random(0)):
             b = make_batch(group, vocabs)
-            pred = model(b.words, b.types, b.chars, b.lengths, b.head).argmax(-1)
+            pred = model(b.words, b.types, b.chars, b.lengths, b.head, b.clusters).argmax(-1)
             mask = b.tags != -100
             correct += (pred[mask] == b.tags[mask]).sum().item()
             total += mask.sum().item()
@@ -56,7 +86,8 @@ def accuracy(model: Tagger, sents: list[Sentence], vocabs: Vocabularies) -> floa
     return correct / max(total, 1)
 
 
-def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: str | None = None):
+def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: str | None = None,
+          epochs: int | None = None):
     cfg = load_config(config_path)
     name = cfg["name"] + ("_quick" if quick else "")
     out = Path(out_dir or "runs") / name
@@ -76,15 +107,29 @@ def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: 
         train_sents = [s for h in heads for s in train_sents if s.head == h][::step]
         newswire = newswire[:500]
         dev = {k: v[:100] for k, v in dev.items()}
-    vocabs = Vocabularies.build(train_sents + newswire, cfg["model"].get("min_word_count", 1))
+    # config keys that are not TaggerConfig fields
+    own_keys = ("min_word_count", "clusters", "pretrained", "pretrained_max_words")
+    mc = cfg["model"]
+    # ARK word clusters (training/pos/clusters.py): the file resolved by deploy.local prepare
+    clusters = Clusters() if mc.get("clusters", False) else None
+    pretrained = load_pretrained(mc["pretrained"]) if mc.get("pretrained") else None
+    extra = pretrained[0][: mc.get("pretrained_max_words", 50_000)] if pretrained else ()
+    vocabs = Vocabularies.build(
+        train_sents + newswire, mc.get("min_word_count", 1), clusters, extra
+    )
     model_cfg = TaggerConfig(
-        **{k: v for k, v in cfg["model"].items() if k != "min_word_count"},
+        **{k: v for k, v in cfg["model"].items() if k not in own_keys},
+        n_cluster_features=len(clusters) if clusters else 0,
         n_words=len(vocabs.words),
         n_chars=len(vocabs.chars),
         tagsets={h: len(v) for h, v in vocabs.tags.items()},
     )
     model_cfg.char_widths = tuple(model_cfg.char_widths)
     model = Tagger(model_cfg)
+    if pretrained and not resume:
+        found = init_word_embeddings(model, vocabs, *pretrained)
+        print(f"word embeddings: {found} of {len(vocabs.words)} from {mc['pretrained']}",
+              flush=True)
     opt = torch.optim.Adam(model.parameters(), lr=tc["lr"])
     start_epoch, best, best_epoch = 0, -1.0, 0
     if resume and (out / "last.pt").exists():
@@ -100,7 +145,7 @@ def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: 
     print(f"{name}: {model_cfg.variant}, {n_params / 1e6:.2f}M parameters, "
           f"{len(train_sents)} + {len(newswire)} newswire sentences, vocab {len(vocabs.words)}",
           flush=True)
-    epochs = 1 if quick else tc["epochs"]
+    epochs = 1 if quick else (epochs or tc["epochs"])
     deadline = time.time() + (60 if quick else tc.get("max_minutes", 10**6) * 60)
     per_epoch = min(len(newswire), dc.get("newswire_per_epoch", len(newswire)))
     for epoch in range(start_epoch, epochs):
@@ -110,7 +155,7 @@ def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: 
         total_loss = 0.0
         for step, group in enumerate(groups, 1):
             b = make_batch(group, vocabs, tc.get("word_dropout", 0.0))
-            logits = model(b.words, b.types, b.chars, b.lengths, b.head)
+            logits = model(b.words, b.types, b.chars, b.lengths, b.head, b.clusters)
             loss = F.cross_entropy(logits.flatten(0, 1), b.tags.flatten(), ignore_index=-100)
             opt.zero_grad()
             loss.backward()

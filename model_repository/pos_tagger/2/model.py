@@ -4,6 +4,10 @@ All model code lives in training/pos/ (imported from the repository root, which 
 server's PYTHONPATH must contain); this file only adapts Triton requests to
 `PosPredictor`. Each request may carry several texts; requests that the dynamic batcher
 hands over together are tagged in one call so the model sees one large batch.
+
+A model trained with ARK word clusters reads the cluster file from $NLP_POS_CLUSTERS, which
+`python -m deploy.local up triton` sets to the artifact it resolved from Maven Central
+(deploy/clusters.py); loading fails with a message naming the missing file otherwise.
 """
 
 import json
