@@ -93,11 +93,23 @@ def quality(pairs: list[Pair], predictions: list[str], lang: str,
             for p, generated in zip(pairs, predictions, strict=True):
                 f.write(json.dumps({"article_id": p.id, "reference": p.headline,
                                     "generated": generated}, ensure_ascii=False) + "\n")
-    paths = train_data or [str(data_dir() / "headline" / lang / "train.jsonl")]
-    vocab = vocabulary_from_files(paths, lang)
     articles = [p.article for p in pairs]
-    return {"degenerate": degenerate_rate(predictions, articles, vocab, lang),
-            "unsupported": unsupported_rate(predictions, articles, lang)}
+    measures = {"unsupported": unsupported_rate(predictions, articles, lang)}
+    paths = train_data or default_training_files(lang)
+    if not paths:  # no shared datasets here (e.g. CI): say so rather than guess
+        return {"degenerate": None, "degenerate_note": "no training vocabulary found; pass "
+                "--train-data or set NLP_DATA_DIR", **measures}
+    vocab = vocabulary_from_files(paths, lang)
+    return {"degenerate": degenerate_rate(predictions, articles, vocab, lang), **measures}
+
+
+def default_training_files(lang: str) -> list[str]:
+    """The shared training split of ``lang``, if the datasets are on this machine."""
+    try:
+        path = data_dir() / "headline" / lang / "train.jsonl"
+    except SystemExit:  # data_dir() explains a missing directory by exiting
+        return []
+    return [str(path)] if path.exists() else []
 
 
 def evaluate_headline(data: str, model: str | None = None, beam: int = 4,
