@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -294,23 +295,45 @@ def test_a_request_beyond_the_limit_waits_in_the_queue_and_one_beyond_it_gets_a_
 
 
 def test_the_cli_retries_a_busy_server_after_its_hint(guarded: Server) -> None:
-    """Slot and queue taken by two long requests: the CLI's first attempt is refused; it
-    waits the hinted time (with jitter), retries, and gets its candidates."""
+    """Slot and queue kept taken by long requests until the CLI reports its first refusal;
+    it waits the hinted time (with jitter), retries once the load is gone, and gets its
+    candidates. (The load is refilled rather than sent once: on an idle machine two long
+    requests can finish before the CLI's interpreter has even started.)"""
     stub, channel = guarded.stub()
     long = api.SuggestRequest(article=ARTICLE * 3, required_phrases=["Toyota", "recall"],
                               num_candidates=5)
     key = [("x-api-key", "s3cret")]
+    refused = threading.Event()
+
+    def keep_busy() -> None:
+        while not refused.is_set():
+            try:
+                stub.Suggest(long, timeout=60, metadata=key)
+            except grpc.RpcError:
+                pass  # refused while the CLI holds the slot: try again
+
     with channel, ThreadPoolExecutor(2) as pool:
-        busy = [pool.submit(stub.Suggest, long, timeout=60, metadata=key) for _ in range(2)]
+        busy = [pool.submit(keep_busy) for _ in range(2)]
         time.sleep(0.3)
-        cli = subprocess.run(
+        cli = subprocess.Popen(
             [sys.executable, "-m", "services.headline_api.client", "--text", ARTICLE, "-n", "1",
              "--address", guarded.address, "--api-key", "s3cret", "--timeout", "60",
-             "--json"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=90)
-        assert all(f.result().candidates for f in busy)
-    assert cli.returncode == 0, cli.stderr
-    assert "RESOURCE_EXHAUSTED; retry 1/5 in" in cli.stderr and "(server hint)" in cli.stderr
-    assert json.loads(cli.stdout)["candidates"]
+             "--json"], cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True)
+        assert cli.stderr is not None
+        errors = []
+        for line in cli.stderr:
+            errors.append(line)
+            if "RESOURCE_EXHAUSTED; retry 1/5 in" in line:
+                refused.set()
+        refused.set()
+        out, _ = cli.communicate(timeout=90)
+        for f in busy:
+            f.result()
+    stderr = "".join(errors)
+    assert cli.returncode == 0, stderr
+    assert "RESOURCE_EXHAUSTED; retry 1/5 in" in stderr and "(server hint)" in stderr
+    assert json.loads(out)["candidates"]
 
 
 @pytest.fixture(scope="module")
