@@ -82,6 +82,21 @@ def normalise_headline(text: str) -> str:
     return " ".join(text.split())
 
 
+def is_new(headline: str, article: str, seen: set, heads: set, arts: set, counts,
+           name: str) -> bool:
+    """Neither a repeat within the extra data nor a pair overlapping the existing splits
+    (same normalised headline or article start); counts the reason when it is not."""
+    key = dedup_key(headline, article)
+    if key in seen:
+        counts.add(name, "dropped_duplicate")
+        return False
+    seen.add(key)
+    if key[0] in heads or key[1] in arts:
+        counts.add(name, "dropped_overlaps_existing")
+        return False
+    return True
+
+
 def dedup_key(headline: str, article: str) -> tuple[str, str]:
     return ("".join(headline.lower().split()), "".join(article.split())[:200])
 
@@ -261,13 +276,7 @@ def convert_en(extra: Path, existing: Path, counts: Counts, log=print) -> tuple[
             if name == "senate" and is_all_caps(headline):
                 orig, headline = headline, truecase(headline, article)
                 counts.add(name, "truecased")
-            key = dedup_key(headline, article)
-            if key in seen:
-                counts.add(name, "dropped_duplicate")
-                continue
-            seen.add(key)
-            if key[0] in heads or key[1] in arts:
-                counts.add(name, "dropped_overlaps_existing")
+            if not is_new(headline, article, seen, heads, arts, counts, name):
                 continue
             phrase, verbatim = choose_phrase_en(headline, article)
             if not phrase:
@@ -315,13 +324,7 @@ def convert_zh(extra: Path, existing: Path, counts: Counts, log=print) -> tuple[
         if per_title[headline] > ZH_TITLE_CAP:
             counts.add(name, "dropped_title_cap")
             continue
-        key = dedup_key(headline, article)
-        if key in seen:
-            counts.add(name, "dropped_duplicate")
-            continue
-        seen.add(key)
-        if key[0] in heads or key[1] in arts:
-            counts.add(name, "dropped_overlaps_existing")
+        if not is_new(headline, article, seen, heads, arts, counts, name):
             continue
         phrase, verbatim = choose_phrase_zh(headline, article)
         if not phrase:
