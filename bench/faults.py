@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from deploy.harness import PipelineRun, post_bytes, wait_until
 from deploy.stack import server
 from deploy.testing import free_ports
-from deploy.triton import admin_headers
+from services.model_control import admin_headers
 from services.pb import messages_pb2 as pb
 from services.settings import REPO_ROOT, Settings
 

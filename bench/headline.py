@@ -73,11 +73,11 @@ def bench_in_process(pairs: list[tuple[str, str]]) -> dict:
 
     from training.headline.evaluate import CONSTRAINED_MODEL, FULL_MODEL
     from training.headline.serving import ConstrainedHeadlineService, HeadlineService
-    from training.publish import newest_version
+    from training.repository import serving_dir
 
     torch.set_num_threads(1)  # as each Triton model instance (torch_threads in its config)
-    full = HeadlineService(newest_version(FULL_MODEL), beam=4, n_best=3)
-    constrained = ConstrainedHeadlineService(newest_version(CONSTRAINED_MODEL), beam=3, n_best=3)
+    full = HeadlineService(serving_dir(FULL_MODEL), beam=4, n_best=3)
+    constrained = ConstrainedHeadlineService(serving_dir(CONSTRAINED_MODEL), beam=3, n_best=3)
     calls = {
         "headline_generator": lambda batch: full.generate([a for a, _ in batch],
                                                           ["en"] * len(batch)),

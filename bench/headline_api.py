@@ -39,11 +39,11 @@ def bench_in_process(pairs: list[tuple[str, str]], requests: int) -> dict:
 
     from training.headline.evaluate import CONSTRAINED_MODEL, FULL_MODEL
     from training.headline.serving import ConstrainedHeadlineService, HeadlineService
-    from training.publish import newest_version
+    from training.repository import serving_dir
 
     torch.set_num_threads(1)  # as each Triton model instance (torch_threads in its config)
-    full = HeadlineService(newest_version(FULL_MODEL), beam=4, n_best=CANDIDATES)
-    constrained = ConstrainedHeadlineService(newest_version(CONSTRAINED_MODEL), beam=3,
+    full = HeadlineService(serving_dir(FULL_MODEL), beam=4, n_best=CANDIDATES)
+    constrained = ConstrainedHeadlineService(serving_dir(CONSTRAINED_MODEL), beam=3,
                                              n_best=CANDIDATES)
 
     def suggest(batch: list[tuple[str, str]]) -> None:
@@ -128,14 +128,14 @@ def run(n_requests: int, words: int, n_articles: int) -> dict:
     from deploy.stack import servers
     from services.settings import Settings
     from training.headline.evaluate import CONSTRAINED_MODEL, FULL_MODEL
-    from training.publish import newest_version
+    from training.repository import serving_dir
 
     settings = Settings.from_env()
     pairs = load_articles(n_articles, words)
     shipped = zip(MODELS, (FULL_MODEL, CONSTRAINED_MODEL), strict=True)
     result: dict = {"benchmark": "headline-api", "machine_cores": _cores(), "words": words,
                     "articles": n_articles, "candidates_per_generator": CANDIDATES,
-                    "models": {m: str(newest_version(d).relative_to(REPO_ROOT))
+                    "models": {m: str(serving_dir(d).relative_to(REPO_ROOT))
                                for m, d in shipped},
                     "in_process": bench_in_process(pairs, n_requests)}
     for srv in servers(["triton"], settings):

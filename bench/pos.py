@@ -123,7 +123,7 @@ def _reload_model(settings, model: str = "pos_tagger") -> None:
     """Unload and load a model, so every path starts with the same cold caches."""
     import tritonclient.http as httpclient
 
-    from deploy.triton import admin_headers
+    from services.model_control import admin_headers
 
     client = httpclient.InferenceServerClient(settings.triton_http_url)
     client.unload_model(model, headers=admin_headers(settings))

@@ -194,6 +194,20 @@ class PipelineRun:
         finally:
             es.close()
 
+    def sources(self, fields: Sequence[str]) -> dict[str, dict]:
+        """``_id`` -> the requested ``_source`` fields of every document of the run."""
+        from elasticsearch.helpers import scan
+
+        es = make_client(self.config.servers.es_url)
+        try:
+            es.indices.refresh(index=self.index_pattern, allow_no_indices=True,
+                               ignore_unavailable=True)
+            hits = scan(es, index=self.index_pattern, query={"query": {"match_all": {}}},
+                        _source=list(fields), ignore_unavailable=True)
+            return {hit["_id"]: hit.get("_source", {}) for hit in hits}
+        finally:
+            es.close()
+
     def topic_records(self, topic: str) -> list[tuple[bytes | None, bytes | None]]:
         """Every (key, value) on ``topic`` from the beginning."""
         from kafka import KafkaConsumer

@@ -22,7 +22,6 @@ from __future__ import annotations
 import filecmp
 import importlib.util
 import os
-import secrets
 import shutil
 import site
 import sys
@@ -34,41 +33,8 @@ from pathlib import Path
 from deploy import clusters
 from deploy.base import Port, Server
 from deploy.process import DeployError
-from services.settings import REPO_ROOT, Settings
-
-#: Triton APIs that change or expose the server (load/unload models, map shared memory,
-#: tracing, log settings) answer only requests carrying ``ADMIN_HEADER: <key>``.
-ADMIN_APIS = "model-repository,shared-memory,trace,logging"
-ADMIN_HEADER = "triton-admin-key"
-
-
-def admin_key(settings: Settings) -> str:
-    """``NLP_TRITON_ADMIN_KEY``, or a random key kept in ``<state>/triton/admin.key``
-    (created once, mode 0600: only the stack's user can read it).
-
-    Caveat: Triton takes the key on its command line, which other local users can read
-    in the process list unless /proc is mounted with ``hidepid``; on a shared host run
-    Triton in its container (docker-compose.yml), where they cannot."""
-    key = os.environ.get("NLP_TRITON_ADMIN_KEY", "").strip()
-    if key:
-        return key
-    path = settings.state_dir / "triton" / "admin.key"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:  # another process made it first
-            return path.read_text().strip()
-        with os.fdopen(fd, "w") as out:
-            out.write(secrets.token_urlsafe(32) + "\n")
-    return path.read_text().strip()
-
-
-def admin_headers(settings: Settings, grpc: bool = False) -> dict[str, str]:
-    """HTTP headers (or gRPC metadata: Triton expects the name prefixed) for Triton's
-    restricted admin APIs."""
-    name = f"triton-grpc-protocol-{ADMIN_HEADER}" if grpc else ADMIN_HEADER
-    return {name: admin_key(settings)}
+from services.model_control import ADMIN_APIS, ADMIN_HEADER, admin_key
+from services.settings import REPO_ROOT
 
 
 def wheel_dir() -> Path:

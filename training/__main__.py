@@ -1,4 +1,4 @@
-"""Training CLI: train, evaluate and export the pipeline's models.
+"""Training CLI: train, evaluate and publish the pipeline's models.
 
     python -m training train pos --config training/configs/pos_dcnn.toml [--quick] [--resume]
     python -m training data hashtag --out DIR [--lang en zh]
@@ -6,9 +6,7 @@
         [--variant transformer|softbase|hardbase|soft|hard] [--similarity euclidean|...]
     python -m training evaluate hashtag --data FILE.jsonl --lang en|zh [--model PATH]
     python -m training baseline hashtag --data FILE.jsonl --lang en|zh
-    python -m training export hashtag --checkpoint runs/hashtag_en_soft_manhattan/best.pt
     python -m training evaluate pos --data FILE.conll --tagset ptb|ark [--model PATH]
-    python -m training export pos --checkpoint runs/pos_dcnn/best.pt [--repository model_repository]
     python -m training baseline pos --data FILE.conll --tagset ptb|ark
     python -m training inspect pos [--model PATH]
     python -m training embeddings pos [--out runs/embeddings/tweets_w2v200.npz] [--dim 200]
@@ -22,7 +20,10 @@
     python -m training baseline constrained-headline --data FILE.jsonl
     python -m training compare headline|constrained-headline --data FILE.jsonl --model A --model B
         [--strategy tok-b] [--start N]
-    python -m training export headline|constrained-headline --checkpoint runs/<run>/best.pt
+    python -m training publish pos_tagger|hashtag_generator|headline_generator|
+        constrained_headline_generator --checkpoint runs/<run>/best.pt
+        [--repository model_repository] [--triton HOST:PORT] [--force] [--gate-data FILE[:OPT]]
+    python -m training rollback MODEL [--to VERSION] [--triton HOST:PORT]
     python -m training data headline --out DIR [--data DATA_DIR] [--lang en|zh]
 """
 
@@ -30,8 +31,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from training.paths import REPO_ROOT
+
+PUBLISHABLE = ["pos_tagger", "hashtag_generator", "headline_generator",
+               "constrained_headline_generator"]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -112,10 +117,28 @@ def main(argv: list[str] | None = None) -> None:
     p_cmp.add_argument("--allow-repeats", action="store_true",
                        help="switch off the decoding rules against repeats, as in evaluate")
 
-    p_export = sub.add_parser("export", help="publish a checkpoint as a new Triton model version")
-    p_export.add_argument("task", choices=["pos", "hashtag", "headline", "constrained-headline"])
-    p_export.add_argument("--checkpoint", required=True)
-    p_export.add_argument("--repository", default=str(REPO_ROOT / "model_repository"))
+    p_pub = sub.add_parser("publish", help="gate a checkpoint against the serving version and "
+                           "publish it as the next one (training/publish.py); last stdout "
+                           "line is JSON; exit 0 published, 3 refused by the gate, 1 error")
+    p_pub.add_argument("model", choices=PUBLISHABLE, help="Triton model")
+    p_pub.add_argument("--checkpoint", required=True, help="e.g. runs/<run>/best.pt")
+    _repository_options(p_pub)
+    p_pub.add_argument("--force", action="store_true",
+                       help="publish even if the gate finds the candidate worse")
+    p_pub.add_argument("--gate-data", action="append", default=[], metavar="FILE[:OPTION]",
+                       help="gate on FILE instead of the model's dev sets (repeatable); "
+                       "OPTION is the tagset for pos_tagger (ptb|ark), else the language "
+                       "(default: the checkpoint's)")
+    p_pub.add_argument("--gate-size", type=int, default=300,
+                       help="examples scored per gate set (the first N)")
+    p_pub.add_argument("--keep", type=int, default=2,
+                       help="versions kept on disk (at least 2: serving and previous)")
+
+    p_back = sub.add_parser("rollback", help="serve an earlier version again; last stdout "
+                            "line is JSON")
+    p_back.add_argument("model", choices=PUBLISHABLE, help="Triton model")
+    p_back.add_argument("--to", type=int, help="version (default: the one before the serving)")
+    _repository_options(p_back)
 
     p_base = sub.add_parser("baseline", help="simple baselines (pos: most frequent tag; "
                             "hashtag: Ext.TFIDF and the most frequent training hashtags; "
@@ -139,6 +162,8 @@ def main(argv: list[str] | None = None) -> None:
     p_emb.add_argument("--epochs", type=int, default=5)
 
     args = parser.parse_args(argv)
+    if args.command in ("publish", "rollback"):
+        raise SystemExit(refresh_command(args))
     need = {"pos": "tagset", "hashtag": "lang", "constrained-headline": "strategy"}.get(args.task)
     if (need and args.command in ("evaluate", "baseline", "compare")
             and getattr(args, need, "") is None):
@@ -155,7 +180,7 @@ def main(argv: list[str] | None = None) -> None:
             from training.paths import data_dir
 
             print(json.dumps(build(data_dir(), Path(args.out), args.lang), ensure_ascii=False))
-    elif args.command == "compare" or (args.command in ("train", "evaluate", "baseline", "export")
+    elif args.command == "compare" or (args.command in ("train", "evaluate", "baseline")
                                      and "headline" in args.task):
         headline_command(args)
     elif args.command == "train" and args.task == "hashtag":
@@ -196,14 +221,52 @@ def main(argv: list[str] | None = None) -> None:
         from training.pos.inspect import inspect
 
         print(json.dumps(inspect(args.model), indent=1))
-    elif args.command == "export" and args.task == "hashtag":
-        from training.hashtag.export import export as export_hashtag
 
-        print(export_hashtag(args.checkpoint, args.repository))
-    elif args.command == "export":
-        from training.pos.export import export
 
-        print(export(args.checkpoint, args.repository))
+def _repository_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repository", default=str(REPO_ROOT / "model_repository"),
+                        help="Triton model repository")
+    parser.add_argument("--triton", metavar="HOST:PORT",
+                        help="Triton's HTTP address: switch the served version there (its "
+                        "admin key from NLP_TRITON_ADMIN_KEY or the local stack's state dir); "
+                        "without it only the repository changes")
+
+
+def refresh_command(args: argparse.Namespace) -> int:
+    """publish / rollback: progress on stderr, the result as the last stdout line."""
+    from pathlib import Path
+
+    from training.gate import GateSet
+    from training.publish import (
+        EXIT_ERROR,
+        EXIT_PUBLISHED,
+        EXIT_REFUSED,
+        Options,
+        PublishError,
+        publish,
+        rollback,
+    )
+
+    base: dict = {"model": args.model}
+    try:
+        if args.command == "rollback":
+            result = rollback(args.model, args.to, Options(Path(args.repository), args.triton))
+            print(json.dumps(result))
+            return EXIT_PUBLISHED
+        gates = tuple(GateSet(spec, Path(spec.rpartition(":")[0] or spec),
+                              spec.rpartition(":")[2] if ":" in spec else "")
+                      for spec in args.gate_data)
+        options = Options(Path(args.repository), args.triton, args.force, gates,
+                          args.gate_size, args.keep,
+                          command="python -m training " + " ".join(sys.argv[1:]))
+        base.update(published=False, version=None, previous_version=None)
+        result = publish(args.model, args.checkpoint, options)
+    except PublishError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        print(json.dumps({**base, "reason": str(exc)}))
+        return EXIT_ERROR
+    print(json.dumps(result, ensure_ascii=False))
+    return EXIT_PUBLISHED if result["published"] else EXIT_REFUSED
 
 
 def headline_command(args: argparse.Namespace) -> None:
@@ -237,14 +300,10 @@ def headline_command(args: argparse.Namespace) -> None:
         from training.headline.evaluate import evaluate_lead
 
         print(json.dumps(evaluate_lead(args.data, args.lang)))
-    elif args.command == "baseline":
+    else:
         from training.headline.evaluate import evaluate_phrase_baselines
 
         print(json.dumps(evaluate_phrase_baselines(args.data, args.lang)))
-    else:
-        from training.headline.export import export
-
-        print(export(args.checkpoint, args.task, args.repository))
 
 
 if __name__ == "__main__":

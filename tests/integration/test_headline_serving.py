@@ -19,7 +19,7 @@ from deploy.testing import TritonInfo
 from training.headline.evaluate import CONSTRAINED_MODEL, FULL_MODEL
 from training.headline.metrics import contains_phrase
 from training.headline.serving import ConstrainedHeadlineService, HeadlineService
-from training.publish import newest_version
+from training.repository import serving_dir
 
 pytestmark = pytest.mark.integration
 
@@ -44,12 +44,12 @@ def infer(url: str, model: str, **inputs: list[str]) -> tuple[list[dict], str]:
     return rows, result.get_response().model_version
 
 
-def shipped(model_dir, lang: str) -> bool:
-    return (newest_version(model_dir) / f"headline_{lang}.pt").exists()
+def shipped(model: str, lang: str) -> bool:
+    return (serving_dir(model) / f"headline_{lang}.pt").exists()
 
 
-def param(model_dir, key: str) -> int:
-    config = (model_dir / "config.pbtxt").read_text()
+def param(model: str, key: str) -> int:
+    config = (serving_dir(model).parent / "config.pbtxt").read_text()
     return int(re.search(rf'key: "{key}" value: {{ string_value: "(\d+)" }}', config).group(1))
 
 
@@ -57,7 +57,7 @@ def test_served_full_headlines_equal_the_in_process_service(triton: TritonInfo) 
     articles, langs = [ARTICLE, ZH_ARTICLE], ["en", ""]
     rows, version = infer(triton.grpc_url, "headline_generator", ARTICLE=articles, LANG=langs)
     assert version.isdigit()
-    local = HeadlineService(newest_version(FULL_MODEL), beam=param(FULL_MODEL, "beam"),
+    local = HeadlineService(serving_dir(FULL_MODEL), beam=param(FULL_MODEL, "beam"),
                             n_best=param(FULL_MODEL, "n_best"))
     for served, expected in zip(rows, local.generate(articles, langs), strict=True):
         assert [t for t, _ in served["candidates"]] == [t for t, _ in expected["candidates"]]
@@ -88,7 +88,7 @@ def test_every_constrained_candidate_contains_its_phrase(triton: TritonInfo, str
 def test_strategy_input_is_optional_and_served_equals_in_process(triton: TritonInfo) -> None:
     rows, _ = infer(triton.grpc_url, "constrained_headline_generator", ARTICLE=[ARTICLE],
                     LANG=["en"], PHRASE=["Toyota"])
-    local = ConstrainedHeadlineService(newest_version(CONSTRAINED_MODEL),
+    local = ConstrainedHeadlineService(serving_dir(CONSTRAINED_MODEL),
                                        beam=param(CONSTRAINED_MODEL, "beam"),
                                        n_best=param(CONSTRAINED_MODEL, "n_best"))
     (expected,) = local.generate([ARTICLE], ["en"], ["Toyota"], [""])

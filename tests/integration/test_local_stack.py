@@ -24,8 +24,9 @@ import pytest
 
 from deploy.process import DeployError, group_pids
 from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo, private_env, running
-from deploy.triton import Triton, admin_headers
+from deploy.triton import Triton
 from services.kafka_topics import ensure_topics, topic_retention_ms
+from services.model_control import admin_headers
 from services.settings import REPO_ROOT, Settings
 
 pytestmark = pytest.mark.integration

@@ -689,9 +689,9 @@ def article_bytes(**fields: Any) -> bytes:
 def test_sample_articles_get_full_and_constrained_headlines(pipeline: Pipeline) -> None:
     from training.headline.evaluate import FULL_MODEL
     from training.headline.metrics import contains_phrase
-    from training.publish import newest_version
+    from training.repository import serving_dir
 
-    zh_shipped = (newest_version(FULL_MODEL) / "headline_zh.pt").exists()
+    zh_shipped = (serving_dir(FULL_MODEL) / "headline_zh.pt").exists()
 
     lines = [json.loads(x) for x in ARTICLES.read_text(encoding="utf-8").splitlines()]
     chosen = [x for x in lines if x["lang"] == "en"][:4] + [x for x in lines

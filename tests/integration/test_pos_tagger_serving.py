@@ -2,29 +2,21 @@
 
 Served tags must equal the in-process model's (one code path, the same ARK cluster file:
 the artifact `deploy.local prepare` resolved), Twitter entities keep their offsets and
-tags, limits are flagged, and a newly exported version is picked up by a running server
-without failing a single request.
+tags, and limits are flagged. Publishing a new version under traffic is
+tests/integration/test_refresh.py.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
-import threading
-import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 import tritonclient.grpc as grpcclient
-import tritonclient.http as httpclient
 
 from deploy import clusters
-from deploy.testing import TritonInfo, private_env, running
-from deploy.triton import admin_headers
-from services.settings import REPO_ROOT, Settings
+from deploy.testing import TritonInfo
 from training.pos.evaluate import shipped_checkpoint
-from training.pos.export import export
 from training.pos.predictor import PosPredictor
 
 pytestmark = pytest.mark.integration
@@ -78,40 +70,3 @@ def test_empty_text_has_no_tokens_and_long_text_is_flagged(triton: TritonInfo) -
     assert rows[0] == {"tokens": [], "truncated": False}
     assert rows[1]["truncated"] is True
     assert len(rows[1]["tokens"]) == 128
-
-
-def test_a_new_version_is_served_without_failing_a_request(tmp_path: Path) -> None:
-    """Export version 2 while requests flow; Triton loads it live (explicit model control)."""
-    repo = tmp_path / "model_repository"
-    shutil.copytree(REPO_ROOT / "model_repository" / "pos_tagger", repo / "pos_tagger",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    shipped = shipped_checkpoint().parent.name
-    env = private_env(tmp_path / "state", repo)
-    with running("triton", Settings.from_env(env)) as info:
-        versions: list[str] = []
-        errors: list[Exception] = []
-        stop = threading.Event()
-
-        def traffic() -> None:
-            while not stop.is_set():
-                try:
-                    versions.append(tag(info.grpc_url, TWEETS[:1])[1])
-                except Exception as exc:  # every failure is a test failure
-                    errors.append(exc)
-
-        worker = threading.Thread(target=traffic)
-        worker.start()
-        try:
-            time.sleep(1.0)
-            new_dir = export(str(shipped_checkpoint()), str(repo))
-            assert new_dir.name == str(int(shipped) + 1)
-            httpclient.InferenceServerClient(info.http_url).load_model(
-                "pos_tagger", headers=admin_headers(info.settings))
-            deadline = time.monotonic() + 60
-            while new_dir.name not in versions[-3:] and time.monotonic() < deadline:
-                time.sleep(0.5)
-        finally:
-            stop.set()
-            worker.join()
-        assert not errors, errors[:3]
-        assert versions[0] == shipped and versions[-1] == new_dir.name

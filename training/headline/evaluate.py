@@ -28,21 +28,17 @@ from training.headline.data import Pair, first_sentence_with, read_pairs, split_
 from training.headline.metrics import ald, repeated_word_rate, rouge, success_rate
 from training.headline.predictor import HeadlinePredictor, Headlines
 from training.headline.quality import degenerate_rate, unsupported_rate, vocabulary_from_files
-from training.paths import REPO_ROOT, data_dir
+from training.paths import data_dir
+from training.repository import shipped
 
-FULL_MODEL = REPO_ROOT / "model_repository" / "headline_generator"
-CONSTRAINED_MODEL = REPO_ROOT / "model_repository" / "constrained_headline_generator"
+FULL_MODEL = "headline_generator"  # Triton model names
+CONSTRAINED_MODEL = "constrained_headline_generator"
 CHUNK = 32  # articles per progress update
 
 
-def shipped_checkpoint(lang: str, repository: Path) -> Path:
-    """The newest version directory's `headline_<lang>.pt`."""
-    versions = sorted((int(p.name) for p in repository.glob("[0-9]*") if p.is_dir()), reverse=True)
-    for v in versions:
-        path = repository / str(v) / f"headline_{lang}.pt"
-        if path.exists():
-            return path
-    raise SystemExit(f"no shipped model for {lang!r} under {repository}; pass --model")
+def shipped_checkpoint(lang: str, model: str) -> Path:
+    """The serving version's `headline_<lang>.pt` of Triton model ``model``."""
+    return shipped(model, f"headline_{lang}.pt")
 
 
 def data_language(pairs: list[Pair], lang: str | None) -> str:
@@ -60,9 +56,9 @@ def pairs_with_phrases(data: str) -> list[Pair]:
     return pairs
 
 
-def load_predictor(model: str | None, lang: str, repository: Path,
+def load_predictor(model: str | None, lang: str, served_as: str,
                    allow_repeats: bool) -> HeadlinePredictor:
-    predictor = HeadlinePredictor.load(model or shipped_checkpoint(lang, repository), threads=2)
+    predictor = HeadlinePredictor.load(model or shipped_checkpoint(lang, served_as), threads=2)
     if predictor.lang != lang:
         raise SystemExit(f"{model} is a {predictor.lang!r} model, but the data is {lang!r}")
     if allow_repeats:

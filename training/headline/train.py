@@ -58,6 +58,7 @@ from training.headline.predictor import HeadlinePredictor, save_checkpoint
 from training.headline.seq2bf import Seq2BF, Seq2BFConfig
 from training.headline.vocab import Vocab, build_vocab
 from training.paths import REPO_ROOT, data_dir
+from training.provenance import record_run
 
 SEQ2BF_ONLY = ("strategy", "copy")  # config keys one model family has and the other has not
 GENERATOR_ONLY = ("variant", "coverage_weight", "smooth_alpha")
@@ -244,6 +245,10 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
     train_pairs, dev = read_pairs(root / "train.jsonl"), read_pairs(root / "dev.jsonl")
     dev = dev[: tc.get("dev_articles", len(dev))]
     extra, dev_ood = extra_data(cfg)
+    dc = cfg.get("data", {})
+    record_run(out, config_path, cfg, [root / "train.jsonl", root / "dev.jsonl"]
+               + [_path(p) for p in dc.get("train_extra", [])]
+               + ([_path(dc["dev_ood"])] if dc.get("dev_ood") else []))
     if quick:
         train_pairs, dev = train_pairs[:2000 - min(len(extra), 1000)], dev[:50]
         extra, dev_ood = extra[:1000], dev_ood[:50]

@@ -9,21 +9,14 @@ from pathlib import Path
 
 import torch
 
-from training.paths import REPO_ROOT
 from training.pos.data import read_conll
 from training.pos.predictor import PosPredictor
+from training.repository import shipped
 
-SHIPPED = REPO_ROOT / "model_repository" / "pos_tagger"
 
-
-def shipped_checkpoint(model_dir: Path = SHIPPED) -> Path:
-    """The checkpoint of the newest numbered version in the Triton model repository."""
-    versions = sorted((int(p.name) for p in model_dir.iterdir() if p.name.isdigit()), reverse=True)
-    for v in versions:
-        path = model_dir / str(v) / "pos_tagger.pt"
-        if path.exists():
-            return path
-    raise SystemExit(f"no pos_tagger.pt under {model_dir}/<version>/; train and export one first")
+def shipped_checkpoint() -> Path:
+    """The serving version's checkpoint in the repository's model_repository."""
+    return shipped("pos_tagger", "pos_tagger.pt")
 
 
 def evaluate(data: str, tagset: str, model: str | None = None) -> dict:

@@ -28,6 +28,7 @@ from training.pos.data import Sentence, Vocabularies, batches, make_batch, read_
 from training.pos.embeddings import load_embeddings
 from training.pos.model import Tagger, TaggerConfig
 from training.pos.predictor import save_checkpoint
+from training.provenance import record_run
 
 
 def load_config(path: str | Path) -> dict:
@@ -101,6 +102,10 @@ def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: 
     train_sents = load_split(dc["train"], root)
     newswire = load_split(dc.get("newswire", {}), root)
     dev = {rel: load_split({rel: head}, root) for rel, head in dc["dev"].items()}
+    used = [*dc["train"], *dc.get("newswire", {}), *dc["dev"]]
+    record_run(out, config_path, cfg, [root / f"{rel}.conll" for rel in used]
+               + ([REPO_ROOT / cfg["model"]["pretrained"]] if cfg["model"].get("pretrained")
+                  else []))
     if quick:
         heads = sorted({s.head for s in train_sents})
         step = max(1, len(train_sents) // 1500)

@@ -1,0 +1,276 @@
+"""The refresh path on the real servers: a new POS tagger is published and rolled back
+while posts stream through the pipeline and clients call Triton directly.
+
+Specification (issue 22): zero requests fail, zero posts are lost or dead-lettered, posts
+sent after each switch are indexed with the version that then serves, a checkpoint trained
+for a handful of steps is refused by the gate with both models' metrics in the output, and
+a publish killed between copying and renaming leaves a repository Triton loads as before.
+
+The test runs its own tritonserver on a copy of the model repository (hard links: publish
+writes new directories and renames, it never writes into an existing file), so the shipped
+repository is never touched; Kafka and Elasticsearch are the session's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tritonclient.grpc as grpcclient
+import tritonclient.http as httpclient
+
+from deploy.harness import PipelineRun, post_bytes
+from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo, private_env, running
+from services.settings import REPO_ROOT, Settings
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(1200)]
+
+DATA = REPO_ROOT / "tests" / "data"
+GATE = [f"--gate-data={DATA / 'ritter_test_first40.conll'}:ptb",
+        f"--gate-data={DATA / 'daily547_first60.conll'}:ark"]
+TEXTS = [json.loads(line)["text"]
+         for line in (DATA / "hashtag_en_sample.jsonl").read_text().splitlines()]
+
+# A tagger trained for a handful of steps: 4 batches of the two test samples, small sizes.
+BAD_CONFIG = """
+name = "pos_bad"
+[model]
+variant = "dcnn"
+word_dim = 32
+char_dim = 8
+char_filters = 8
+char_widths = [2, 3]
+window = 1
+context_hidden = 8
+context_dim = 4
+hidden = 16
+hyper_hidden = 8
+hyper_embed = 4
+dropout = 0.1
+[data]
+train = { "ritter/train" = "ptb", "ark_oct27/train" = "ark" }
+dev = { "ritter/train" = "ptb" }
+[train]
+epochs = 1
+batch_size = 32
+lr = 0.002
+clip = 5.0
+threads = 1
+seed = 1
+"""
+
+
+@pytest.fixture(scope="module")
+def refresh_triton(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TritonInfo]:
+    """A private tritonserver on a hard-linked copy of the POS and hashtag models."""
+    root = tmp_path_factory.mktemp("refresh")
+    repo = root / "model_repository"
+    for model in ("pos_tagger", "hashtag_generator"):
+        shutil.copytree(REPO_ROOT / "model_repository" / model, repo / model,
+                        ignore=shutil.ignore_patterns("__pycache__"), copy_function=os.link)
+    key = secrets.token_urlsafe(16)
+    env = {**private_env(root / "state", repo), "NLP_TRITON_ADMIN_KEY": key}
+    saved = os.environ.get("NLP_TRITON_ADMIN_KEY")
+    os.environ["NLP_TRITON_ADMIN_KEY"] = key  # the server and every publish read it
+    try:
+        with running("triton", Settings.from_env({**os.environ, **env})) as info:
+            yield info  # type: ignore[misc]
+    finally:
+        if saved is None:
+            os.environ.pop("NLP_TRITON_ADMIN_KEY", None)
+        else:
+            os.environ["NLP_TRITON_ADMIN_KEY"] = saved
+
+
+def training_cli(*args: str, check: bool = False) -> tuple[int, dict, str]:
+    """Run ``python -m training ARGS``: (exit status, last stdout line as JSON, stderr)."""
+    proc = subprocess.run([sys.executable, "-m", "training", *args], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.stdout.strip(), proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    if check:
+        assert proc.returncode == 0, (result, proc.stderr[-3000:])
+    return proc.returncode, result, proc.stderr
+
+
+@dataclass
+class Traffic:
+    """Posts into the pipeline and direct gRPC requests to Triton, until stopped."""
+
+    run: PipelineRun
+    grpc_url: str
+    sent: list[tuple[str, float]] = field(default_factory=list)  # (post id, time sent)
+    versions: list[str] = field(default_factory=list)  # of direct requests
+    errors: list[str] = field(default_factory=list)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def start(self) -> list[threading.Thread]:
+        threads = [threading.Thread(target=self._posts), threading.Thread(target=self._direct)]
+        for t in threads:
+            t.start()
+        return threads
+
+    def _posts(self) -> None:
+        def items() -> Iterator[tuple[bytes, bytes]]:
+            i = 0
+            while not self.stop.is_set():
+                post_id = f"{self.run.name}-{i}"
+                self.sent.append((post_id, time.monotonic()))
+                yield post_id.encode(), post_bytes(post_id, TEXTS[i % len(TEXTS)])
+                i += 1
+        self.run.produce(items(), rate=20)
+
+    def _direct(self) -> None:
+        client = grpcclient.InferenceServerClient(self.grpc_url)
+        arr = np.array([TEXTS[0].encode()], dtype=object).reshape(-1, 1)
+        while not self.stop.is_set():
+            inp = grpcclient.InferInput("TEXT", list(arr.shape), "BYTES")
+            inp.set_data_from_numpy(arr)
+            try:
+                self.versions.append(client.infer("pos_tagger", [inp]).get_response()
+                                     .model_version)
+            except Exception as exc:  # every failure is a test failure
+                self.errors.append(repr(exc))
+            time.sleep(0.02)
+
+    def sent_after(self, moment: float) -> list[str]:
+        return [post_id for post_id, at in self.sent if at > moment]
+
+
+def test_publish_and_rollback_under_traffic_lose_nothing_and_switch_versions(
+    kafka: KafkaInfo, elasticsearch: ElasticsearchInfo, refresh_triton: TritonInfo,
+    tmp_path: Path,
+) -> None:
+    repo = Path(refresh_triton.model_repository)
+    shipped = repo / "pos_tagger" / "2" / "pos_tagger.pt"
+    triton = f"--triton={refresh_triton.http_url}"
+    run = PipelineRun.create(Settings.from_env(), "refresh",
+                             NLP_TRITON_GRPC_PORT=str(refresh_triton.grpc_port),
+                             NLP_TRITON_HTTP_PORT=str(refresh_triton.http_port))
+    traffic = Traffic(run, refresh_triton.grpc_url)
+    worker = run.start_worker()
+    threads = traffic.start()
+    try:
+        time.sleep(3)
+        # a candidate as good as the serving tagger (its weights) passes the gate
+        status, published, _ = training_cli(
+            "publish", "pos_tagger", f"--checkpoint={shipped}", f"--repository={repo}",
+            triton, *GATE, check=True)
+        switched_up = time.monotonic()
+        assert published["published"] and published["version"] == 3, published
+        assert published["previous_version"] == 2 and published["gate"]["passed"]
+        card = json.loads((repo / "pos_tagger" / "3" / "card.json").read_text())
+        assert card["files"]["pos_tagger.pt"]["sha256"] == _sha256(shipped)
+        time.sleep(5)
+        status, back, _ = training_cli("rollback", "pos_tagger", f"--repository={repo}", triton,
+                                       check=True)
+        switched_back = time.monotonic()
+        assert back["version"] == 2 and back["previous_version"] == 3, back
+        time.sleep(5)
+    finally:
+        traffic.stop.set()
+        for t in threads:
+            t.join()
+    ids = [post_id for post_id, _ in traffic.sent]
+    assert run.wait_indexed(ids, timeout=300), "not every post was indexed"
+    outcome = run.outcome(ids)
+    docs = run.sources(["pos_model"])
+    run.cleanup()
+
+    assert not traffic.errors, traffic.errors[:3]
+    assert {"2", "3"} <= set(traffic.versions)
+    assert outcome["lost"] == 0 and outcome["good_dead_lettered"] == 0, outcome
+    assert outcome["duplicate_documents"] == 0, outcome
+    assert "failed (attempt" not in worker.log(), "the worker retried a request"
+    after_up = set(traffic.sent_after(switched_up)) - set(traffic.sent_after(switched_back))
+    after_back = traffic.sent_after(switched_back)
+    assert after_up and after_back
+    assert {docs[i]["pos_model"]["version"] for i in after_up} == {"3"}
+    assert {docs[i]["pos_model"]["version"] for i in after_back} == {"2"}
+    assert visible(repo / "pos_tagger") == ["2", "config.pbtxt", "retired-3"]
+
+
+def test_a_checkpoint_trained_for_a_handful_of_steps_is_refused_with_its_metrics(
+    refresh_triton: TritonInfo, tmp_path: Path,
+) -> None:
+    data = tmp_path / "data" / "pos"
+    for rel, sample in (("ritter/train", "ritter_test_first40"),
+                        ("ark_oct27/train", "daily547_first60")):
+        (data / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(DATA / f"{sample}.conll", data / f"{rel}.conll")
+    config = tmp_path / "pos_bad.toml"
+    config.write_text(BAD_CONFIG)
+    subprocess.run([sys.executable, "-m", "training", "train", "pos", f"--config={config}",
+                    f"--out={tmp_path / 'runs'}"], cwd=REPO_ROOT, check=True, timeout=600,
+                   capture_output=True, env={**os.environ, "NLP_DATA_DIR": str(tmp_path / "data")})
+    bad = tmp_path / "runs" / "pos_bad" / "best.pt"
+    repo = Path(refresh_triton.model_repository)
+    before = visible(repo / "pos_tagger")
+
+    status, result, _ = training_cli("publish", "pos_tagger", f"--checkpoint={bad}",
+                                     f"--repository={repo}",
+                                     f"--triton={refresh_triton.http_url}", *GATE)
+
+    assert status == 3 and result["published"] is False, result
+    assert "gate refused" in result["reason"]
+    for scores in result["gate"]["sets"].values():
+        assert scores["candidate"]["accuracy"] < scores["serving"]["accuracy"] - 0.2
+    assert visible(repo / "pos_tagger") == before
+    run_record = json.loads((bad.parent / "run.json").read_text())
+    assert [d["path"] for d in run_record["data"]][0].endswith("ritter/train.conll")
+
+
+def test_a_publish_killed_before_its_rename_leaves_the_served_repository_as_it_was(
+    refresh_triton: TritonInfo,
+) -> None:
+    repo = Path(refresh_triton.model_repository)
+    model_dir = repo / "pos_tagger"
+    serving = max(int(p.name) for p in model_dir.iterdir() if p.name.isdigit())
+    checkpoint = model_dir / str(serving) / "pos_tagger.pt"
+    # The publish process SIGKILLs itself where the rename would happen: files copied,
+    # card written, fsynced, not yet renamed.
+    crash = ("import os, signal, sys; import training.repository as r; "
+             "r.ModelDir.commit = lambda *a: os.kill(os.getpid(), signal.SIGKILL); "
+             "from training.__main__ import main; main(sys.argv[1:])")
+    proc = subprocess.run([sys.executable, "-c", crash, "publish", "pos_tagger",
+                           f"--checkpoint={checkpoint}", f"--repository={repo}", *GATE],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == -9, proc.stderr[-2000:]
+    staged = [p for p in model_dir.iterdir() if p.name.startswith(".staging-")]
+    assert staged and (staged[0] / "pos_tagger.pt").exists()
+
+    # Triton loads the repository as it was: the staging directory is not a version
+    headers = {"triton-admin-key": os.environ["NLP_TRITON_ADMIN_KEY"]}
+    httpclient.InferenceServerClient(refresh_triton.http_url).load_model("pos_tagger",
+                                                                         headers=headers)
+    client = grpcclient.InferenceServerClient(refresh_triton.grpc_url)
+    assert client.is_model_ready("pos_tagger", str(serving))
+
+    # the next publish clears the leftovers and succeeds
+    _, result, _ = training_cli("publish", "pos_tagger", f"--checkpoint={checkpoint}",
+                                f"--repository={repo}", f"--triton={refresh_triton.http_url}",
+                                *GATE, check=True)
+    assert not [p for p in model_dir.iterdir() if p.name.startswith(".staging-")]
+    assert client.is_model_ready("pos_tagger", str(result["version"]))
+
+
+def visible(model_dir: Path) -> list[str]:
+    """What Triton looks at in a model directory (not the lock or staging directories)."""
+    return sorted(p.name for p in model_dir.iterdir() if not p.name.startswith("."))
+
+
+def _sha256(path: Path) -> str:
+    from training.provenance import sha256
+
+    return sha256(path)

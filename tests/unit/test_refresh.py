@@ -1,0 +1,129 @@
+"""The refresh path without servers: the gate's rule, the repository's atomic changes, and
+publish/rollback on a copy of the shipped repository (tests/integration/test_refresh.py
+runs them against a live Triton under traffic)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from training.gate import GateSet, Rule, judge
+from training.paths import REPO_ROOT
+from training.publish import Options, PublishError, publish, rollback
+from training.repository import Busy, ModelDir
+
+DATA = REPO_ROOT / "tests" / "data"
+GATE = (GateSet("ritter40", DATA / "ritter_test_first40.conll", "ptb"),
+        GateSet("daily60", DATA / "daily547_first60.conll", "ark"))
+RULE = Rule("rouge1.f", 0.005, {"degenerate": 0.01})
+
+
+def scores(candidate: float, serving: float | None, degenerate: float = 0.0) -> dict:
+    pair = {"candidate": {"rouge1": {"f": candidate}, "degenerate": degenerate}}
+    if serving is not None:
+        pair["serving"] = {"rouge1": {"f": serving}, "degenerate": 0.0}
+    return {"dev": pair}
+
+
+def test_gate_passes_a_candidate_within_tolerance_and_refuses_a_worse_one() -> None:
+    assert judge(RULE, scores(0.300, 0.304)) == []
+    assert judge(RULE, scores(0.350, 0.300)) == []
+    (failure,) = judge(RULE, scores(0.290, 0.300))
+    assert "rouge1.f 0.2900 is below the serving version's 0.3000" in failure
+
+
+def test_gate_refuses_a_rise_in_a_safety_measure_even_with_a_better_primary_metric() -> None:
+    (failure,) = judge(RULE, scores(0.400, 0.300, degenerate=0.05))
+    assert failure.startswith("dev: degenerate 0.0500 is above")
+
+
+def test_gate_passes_the_first_version_of_a_model() -> None:
+    assert judge(RULE, scores(0.1, None)) == []
+
+
+def make_model_dir(tmp_path: Path, versions: list[str]) -> ModelDir:
+    path = tmp_path / "m"
+    path.mkdir()
+    (path / "config.pbtxt").write_text('name: "m"\n')
+    for v in versions:
+        (path / v).mkdir()
+        (path / v / "model.py").write_text("")
+    return ModelDir(path)
+
+
+def test_version_numbers_are_never_reused_even_after_a_rollback(tmp_path: Path) -> None:
+    mdir = make_model_dir(tmp_path, ["2", "3"])
+    mdir.retire(3)
+    assert mdir.serving() == 2 and mdir.retired() == [3]
+    assert mdir.next_version() == 4
+
+
+def test_staging_is_invisible_until_commit_and_stale_staging_is_removed(tmp_path: Path) -> None:
+    mdir = make_model_dir(tmp_path, ["1"])
+    crashed = mdir.stage(2)
+    (crashed / "half-written.pt").write_bytes(b"x")
+    assert mdir.versions() == [1]  # what Triton would serve
+    staging = mdir.stage(2)  # a later publish
+    assert not (crashed / "half-written.pt").exists() and list(staging.iterdir()) == []
+    (staging / "model.py").write_text("")
+    mdir.commit(staging, 2)
+    assert mdir.versions() == [1, 2] and (mdir.path / "2" / "model.py").exists()
+
+
+def test_prune_keeps_the_newest_versions_and_drops_retired_ones(tmp_path: Path) -> None:
+    mdir = make_model_dir(tmp_path, ["1", "2", "3", "5"])
+    mdir.retire(5)
+    assert sorted(mdir.prune(keep=2)) == ["1", "retired-5"]
+    assert mdir.versions() == [2, 3]
+
+
+@pytest.fixture
+def repository(tmp_path: Path) -> Path:
+    """The shipped pos_tagger, hard-linked (publish never writes into existing files)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(REPO_ROOT / "model_repository" / "pos_tagger", repo / "pos_tagger",
+                    ignore=shutil.ignore_patterns("__pycache__"), copy_function=os.link)
+    return repo
+
+
+def test_publish_writes_the_next_version_with_a_card_and_rollback_returns(
+    repository: Path,
+) -> None:
+    mdir = ModelDir.of("pos_tagger", repository)
+    serving = mdir.serving()
+    shipped = mdir.file("pos_tagger.pt")
+    result = publish("pos_tagger", shipped, Options(repository, gate_data=GATE))
+    assert result["published"] and result["version"] == serving + 1
+    assert result["gate"]["passed"]
+    card = json.loads((mdir.version_dir(serving + 1) / "card.json").read_text())
+    entry = card["files"]["pos_tagger.pt"]
+    assert entry["bytes"] == shipped.stat().st_size and len(entry["sha256"]) == 64
+    assert set(entry["metrics"]["dev"]) == {"ritter40[:40]", "daily60[:60]"}
+
+    back = rollback("pos_tagger", options=Options(repository))
+    assert back["version"] == serving and mdir.serving() == serving
+    assert mdir.retired() == [serving + 1]
+
+
+def test_publish_refuses_a_checkpoint_of_another_model(repository: Path) -> None:
+    hashtag = next((REPO_ROOT / "model_repository" / "hashtag_generator").glob("*/hashtag_en.pt"))
+    before = ModelDir.of("pos_tagger", repository).versions()
+    with pytest.raises(PublishError, match="does not load as a pos_tagger checkpoint"):
+        publish("pos_tagger", hashtag, Options(repository, gate_data=GATE))
+    assert ModelDir.of("pos_tagger", repository).versions() == before
+
+
+def test_rollback_without_an_earlier_version_says_so(repository: Path) -> None:
+    with pytest.raises(PublishError, match="no earlier version"):
+        rollback("pos_tagger", options=Options(repository))
+
+
+def test_a_second_publish_of_the_same_model_is_refused_while_one_runs(tmp_path: Path) -> None:
+    mdir = make_model_dir(tmp_path, ["1"])
+    with mdir.locked(), pytest.raises(Busy, match="another publish or rollback"):
+        with ModelDir(mdir.path).locked():
+            pass

@@ -1,0 +1,169 @@
+"""One Triton model directory of the model repository, and the rules for changing it.
+
+    model_repository/pos_tagger/
+        config.pbtxt            version_policy: latest 1 -> the newest version serves
+        2/                      the previous version, kept for a rollback
+        3/                      the serving version: model.py, weights, card.json
+        retired-4/              rolled back from; ignored by Triton (not a number)
+        .staging-3-12345/       a publish in progress (or a crashed one); ignored by Triton
+
+Every change is a rename of a complete directory, so Triton (which reads version
+directories when asked to load) never sees a half-written version and a crash at any
+point leaves the repository servable. Version numbers are never reused: a document that
+names version 4 was tagged by the one model ever published as 4.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from training.paths import REPO_ROOT
+
+REPOSITORY = REPO_ROOT / "model_repository"
+RETIRED = "retired-"
+STAGING = ".staging-"
+LOCK = ".publish.lock"
+
+
+class Busy(RuntimeError):
+    """Another publish or rollback holds the model directory."""
+
+
+@dataclass(frozen=True)
+class ModelDir:
+    """``<repository>/<model>``: its numbered versions, retired versions and staging dirs."""
+
+    path: Path
+
+    @classmethod
+    def of(cls, model: str, repository: str | Path = REPOSITORY) -> ModelDir:
+        path = Path(repository) / model
+        if not (path / "config.pbtxt").exists():
+            raise FileNotFoundError(f"{path} is not a Triton model directory (no config.pbtxt)")
+        return cls(path)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def versions(self) -> list[int]:
+        """Numbered version directories, oldest first (what Triton can serve)."""
+        return sorted(int(p.name) for p in self.path.iterdir() if p.is_dir() and p.name.isdigit())
+
+    def retired(self) -> list[int]:
+        return sorted(int(p.name[len(RETIRED):]) for p in self.path.iterdir()
+                      if p.is_dir() and p.name.startswith(RETIRED)
+                      and p.name[len(RETIRED):].isdigit())
+
+    def serving(self) -> int | None:
+        """The version Triton's ``latest: 1`` policy serves: the highest number."""
+        versions = self.versions()
+        return versions[-1] if versions else None
+
+    def version_dir(self, version: int) -> Path:
+        return self.path / str(version)
+
+    def file(self, filename: str) -> Path:
+        """``filename`` in the serving version; FileNotFoundError names what is missing."""
+        version = self.serving()
+        if version is None:
+            raise FileNotFoundError(f"{self.path} has no version directory")
+        path = self.version_dir(version) / filename
+        if not path.exists():
+            raise FileNotFoundError(f"{path} does not exist (serving version {version})")
+        return path
+
+    def next_version(self) -> int:
+        """One above every number ever used here, retired ones included."""
+        return max(self.versions() + self.retired() + [0]) + 1
+
+    # Changes ---------------------------------------------------------------------------
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Exclusive right to change this model directory (an flock on ``.publish.lock``,
+        released by the kernel if the holder dies), so two publishes cannot pick the same
+        version number or delete each other's staging directory."""
+        with open(self.path / LOCK, "a") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as exc:
+                raise Busy(f"another publish or rollback of {self.name} is running") from exc
+            yield
+
+    def stage(self, version: int) -> Path:
+        """An empty staging directory for ``version``; stale ones of crashed publishes
+        are removed first."""
+        self.remove_staging()
+        staging = self.path / f"{STAGING}{version}-{os.getpid()}"
+        staging.mkdir()
+        return staging
+
+    def commit(self, staging: Path, version: int) -> Path:
+        """fsync every file of ``staging``, then rename it to ``<version>`` (atomic on
+        one file system) and fsync the model directory, so the new version is either
+        wholly there after a crash or not there at all."""
+        for path in staging.rglob("*"):
+            if path.is_file():
+                _fsync(path)
+        _fsync(staging)
+        target = self.version_dir(version)
+        if target.exists():
+            raise FileExistsError(f"{target} appeared while publishing; nothing changed")
+        os.rename(staging, target)
+        _fsync(self.path)
+        return target
+
+    def retire(self, version: int) -> Path:
+        """Rename ``<version>`` to ``retired-<version>``: Triton stops serving it at the
+        next load, and its files stay on disk for inspection until the next publish."""
+        target = self.path / f"{RETIRED}{version}"
+        os.rename(self.version_dir(version), target)
+        _fsync(self.path)
+        return target
+
+    def prune(self, keep: int) -> list[str]:
+        """Delete numbered versions beyond the newest ``keep``, retired versions and stale
+        staging directories; returns what was removed."""
+        gone = [self.version_dir(v) for v in self.versions()[:-keep]] if keep > 0 else []
+        gone += [self.path / f"{RETIRED}{v}" for v in self.retired()]
+        for path in gone:
+            shutil.rmtree(path)
+        return [p.name for p in gone] + self.remove_staging()
+
+    def remove_staging(self) -> list[str]:
+        stale = [p for p in self.path.iterdir() if p.name.startswith(STAGING)]
+        for path in stale:
+            shutil.rmtree(path)
+        return [p.name for p in stale]
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def serving_dir(model: str, repository: str | Path = REPOSITORY) -> Path:
+    """The version directory Triton serves for ``model`` (the shipped one by default)."""
+    mdir = ModelDir.of(model, repository)
+    version = mdir.serving()
+    if version is None:
+        raise SystemExit(f"{mdir.path} has no version; train a model and publish it")
+    return mdir.version_dir(version)
+
+
+def shipped(model: str, filename: str) -> Path:
+    """``filename`` in the serving version of ``model``: what evaluation, benchmarks and
+    tests use when no checkpoint is named."""
+    try:
+        return ModelDir.of(model).file(filename)
+    except FileNotFoundError as exc:
+        raise SystemExit(f"no shipped {filename} ({exc}); pass --model") from exc
