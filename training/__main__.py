@@ -129,8 +129,9 @@ def main(argv: list[str] | None = None) -> None:
                        help="gate on FILE instead of the model's dev sets (repeatable); "
                        "OPTION is the tagset for pos_tagger (ptb|ark), else the language "
                        "(default: the checkpoint's)")
-    p_pub.add_argument("--gate-size", type=int, default=300,
-                       help="examples scored per gate set (the first N)")
+    p_pub.add_argument("--gate-size", type=int,
+                       help="examples scored per gate set, the first N (default: all for "
+                       "pos_tagger, 300 for the generators)")
     p_pub.add_argument("--keep", type=int, default=2,
                        help="versions kept on disk (at least 2: serving and previous)")
 

@@ -7,7 +7,8 @@ primary metric is more than ``tolerance`` below the serving version's, or a safe
 (lower is better: degenerate headlines, unsupported names and numbers, the share of posts
 given the single most frequent hashtag) rises by more than its allowance.
 
-Gate data by default (the first ``size`` examples of each; the same sets that select
+Gate data by default (the first ``gate_size`` examples of each: the whole sets for the
+tagger, 300 for the generators; the same sets that select
 checkpoints in training, plus the held-out-source dev sets of ``python -m training data``
 when they have been built under runs/data/):
 
@@ -72,6 +73,7 @@ class ModelSpec:
     load: Callable[[Path], Checkpoint]
     sets: Callable[[str | None, str], list[GateSet]]  # (lang, "dev"|"test") -> sets
     evaluate: Callable[[Path, GateSet], dict]
+    gate_size: int = 300  # examples per gate set by default (the generators decode slowly)
 
 
 # POS tagger -----------------------------------------------------------------------------
@@ -163,7 +165,7 @@ def _shared(task: str) -> Path | None:
 
 MODELS: dict[str, ModelSpec] = {
     "pos_tagger": ModelSpec("pos_tagger", 40, Rule("accuracy", 0.005), _load_pos, _pos_sets,
-                            _evaluate_pos),
+                            _evaluate_pos, gate_size=2000),  # whole dev sets: seconds
     "hashtag_generator": ModelSpec(
         "hashtag_generator", 25, Rule("rouge1", 0.005, {"top_share": 0.02}), _load_hashtag,
         _generator_sets("hashtag"), _evaluate_hashtag),

@@ -63,7 +63,7 @@ class Options:
     triton: str | None = None  # host:port of Triton's HTTP API; None: repository only
     force: bool = False
     gate_data: tuple[GateSet, ...] = ()  # overrides the model's default gate sets
-    gate_size: int = 300  # first N examples of each gate set
+    gate_size: int | None = None  # first N examples of each gate set; None: the model's
     keep: int = 2
     command: str | None = None  # the command line, recorded in the model card
 
@@ -173,11 +173,11 @@ def _gate_scores(spec: ModelSpec, candidate: Checkpoint, checkpoint: Path,
     missing = [str(s.path) for s in sets if not s.path.is_file()]
     if missing:
         raise PublishError(f"gate data not found: {', '.join(missing)}")
+    size = options.gate_size or spec.gate_size
     progress(f"{spec.name}: gate on {', '.join(s.name for s in sets)} "
-             f"(first {options.gate_size} examples each)")
+             f"(first {size} examples each)")
     try:
-        return score_sets(spec, {"candidate": checkpoint, "serving": served}, sets,
-                          options.gate_size)
+        return score_sets(spec, {"candidate": checkpoint, "serving": served}, sets, size)
     except (SystemExit, Exception) as exc:  # noqa: BLE001 - report, publish nothing
         raise PublishError(f"the gate evaluation failed: {exc}") from exc
 
@@ -242,7 +242,8 @@ def _card(spec: ModelSpec, mdir: ModelDir, serving: int, version: int, checkpoin
     files = json.loads(previous.read_text()).get("files", {}) if previous.exists() else {}
     candidate = result["checkpoint"]
     test_sets = [] if options.gate_data else spec.sets(result.get("lang"), "test")
-    test = score_sets(spec, {"candidate": checkpoint}, test_sets, options.gate_size)
+    test = score_sets(spec, {"candidate": checkpoint}, test_sets,
+                      options.gate_size or spec.gate_size)
     entry = file_entry(checkpoint)
     files[filename] = {
         "bytes": entry["bytes"], "sha256": entry["sha256"], "source": candidate,

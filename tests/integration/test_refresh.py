@@ -145,6 +145,7 @@ class Traffic:
             time.sleep(0.02)
 
     def sent_after(self, moment: float) -> list[str]:
+        """Posts sent after ``moment`` (time.monotonic())."""
         return [post_id for post_id, at in self.sent if at > moment]
 
 
@@ -173,6 +174,7 @@ def test_publish_and_rollback_under_traffic_lose_nothing_and_switch_versions(
         card = json.loads((repo / "pos_tagger" / "3" / "card.json").read_text())
         assert card["files"]["pos_tagger.pt"]["sha256"] == _sha256(shipped)
         time.sleep(5)
+        rolling_back = time.monotonic()
         status, back, _ = training_cli("rollback", "pos_tagger", f"--repository={repo}", triton,
                                        check=True)
         switched_back = time.monotonic()
@@ -188,13 +190,19 @@ def test_publish_and_rollback_under_traffic_lose_nothing_and_switch_versions(
     docs = run.sources(["pos_model"])
     run.cleanup()
 
+    after_up = set(traffic.sent_after(switched_up)) - set(traffic.sent_after(rolling_back))
+    after_back = traffic.sent_after(switched_back)
+    print(json.dumps({"posts": len(ids), **outcome, "direct_requests": len(traffic.versions),
+                      "direct_failed": len(traffic.errors),
+                      "direct_by_version": {v: traffic.versions.count(v)
+                                            for v in sorted(set(traffic.versions))},
+                      "posts_sent_while_3_served": len(after_up),
+                      "posts_sent_after_rollback": len(after_back)}))
     assert not traffic.errors, traffic.errors[:3]
     assert {"2", "3"} <= set(traffic.versions)
     assert outcome["lost"] == 0 and outcome["good_dead_lettered"] == 0, outcome
     assert outcome["duplicate_documents"] == 0, outcome
     assert "failed (attempt" not in worker.log(), "the worker retried a request"
-    after_up = set(traffic.sent_after(switched_up)) - set(traffic.sent_after(switched_back))
-    after_back = traffic.sent_after(switched_back)
     assert after_up and after_back
     assert {docs[i]["pos_model"]["version"] for i in after_up} == {"3"}
     assert {docs[i]["pos_model"]["version"] for i in after_back} == {"2"}
