@@ -127,3 +127,17 @@ def test_a_second_publish_of_the_same_model_is_refused_while_one_runs(tmp_path: 
     with mdir.locked(), pytest.raises(Busy, match="another publish or rollback"):
         with ModelDir(mdir.path).locked():
             pass
+
+
+@pytest.mark.parametrize("model", ["pos_tagger", "hashtag_generator", "headline_generator",
+                                   "constrained_headline_generator"])
+def test_every_served_weights_file_is_traceable_through_its_card(model: str) -> None:
+    from training.provenance import sha256
+    from training.repository import serving_dir
+
+    version = serving_dir(model)
+    card = json.loads((version / "card.json").read_text())
+    for weights in version.glob("*.pt"):
+        entry = card["files"][weights.name]
+        assert entry["sha256"] == sha256(weights) and entry["bytes"] == weights.stat().st_size
+        assert entry["training"]["command"].startswith("python -m training")
