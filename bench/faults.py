@@ -16,6 +16,9 @@ dead letters by code, the seconds until processing resumed after the repair
 - ``triton_kill`` / ``elasticsearch_kill``: SIGKILL the server, ``up`` it again;
 - ``broker_down``: SIGKILL the Kafka broker, keep it down ``--broker-down`` s, ``up`` it;
 - ``es_429``: Elasticsearch answers 429 to everything for ``--es-fault`` s (a proxy);
+- ``es_slow``: for ``--es-fault`` s every Elasticsearch request is held 35 s before it is
+  forwarded, longer than the worker's 30 s client timeout (an overloaded node): requests
+  time out, are retried, and the held originals still arrive later;
 - ``model_reload``: unload the POS model from Triton for 10 s, load it again;
 - ``rebalance``: two workers on 4 partitions; one killed, later a third one added;
 - ``malformed``: no fault, input produced at full speed, with 10 % malformed records of
@@ -118,14 +121,19 @@ def interleave(good: list[tuple[str, bytes]], bad: list[tuple[bytes | None, byte
     return items
 
 
-class Elasticsearch429Proxy(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    """Forwards HTTP to Elasticsearch; while ``failing`` answers 429 Too Many Requests."""
+#: How long ``es_slow`` holds each request: beyond the worker's 30 s Elasticsearch timeout.
+SLOW_DELAY_S = 35.0
+
+
+class ElasticsearchFaultProxy(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    """Forwards HTTP to Elasticsearch; while ``fault`` is "429" it answers 429 Too Many
+    Requests, while it is "slow" it holds each request ``SLOW_DELAY_S`` before forwarding."""
 
     daemon_threads = True
 
     def __init__(self, port: int, es_host: str, es_port: int) -> None:
         self.target = (es_host, es_port)
-        self.failing = False
+        self.fault: str | None = None
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -134,7 +142,9 @@ class Elasticsearch429Proxy(socketserver.ThreadingMixIn, http.server.HTTPServer)
 
             def relay(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                if proxy.failing:
+                if proxy.fault == "slow":
+                    time.sleep(SLOW_DELAY_S)
+                if proxy.fault == "429":
                     payload = json.dumps({"error": "es_rejected_execution_exception",
                                           "status": 429}).encode()
                     self.send_response(429)
@@ -161,6 +171,11 @@ class Elasticsearch429Proxy(socketserver.ThreadingMixIn, http.server.HTTPServer)
 
         super().__init__(("127.0.0.1", port), Handler)
         threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that gave up on a held request (es_slow) is expected, not an error."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 @dataclass
@@ -219,12 +234,15 @@ def broker_down(ctx: Context) -> float | None:
     return kill_server("kafka", ctx.settings, ctx.options["broker_down"], ctx)
 
 
-def es_429(ctx: Context) -> float | None:
-    proxy: Elasticsearch429Proxy = ctx.notes.pop("proxy")
-    proxy.failing = True
-    time.sleep(ctx.options["es_fault"])
-    proxy.failing = False
-    return resumed_after(ctx, time.monotonic())
+def es_fault(kind: str) -> Callable[[Context], float | None]:
+    """Elasticsearch (behind the run's proxy) misbehaves as ``kind`` for ``--es-fault`` s."""
+    def fault(ctx: Context) -> float | None:
+        proxy: ElasticsearchFaultProxy = ctx.notes.pop("proxy")
+        proxy.fault = kind
+        time.sleep(ctx.options["es_fault"])
+        proxy.fault = None
+        return resumed_after(ctx, time.monotonic())
+    return fault
 
 
 def model_reload(ctx: Context) -> float | None:
@@ -260,7 +278,8 @@ SCENARIOS = [
     Scenario("triton_kill", triton_kill),
     Scenario("elasticsearch_kill", elasticsearch_kill),
     Scenario("broker_down", broker_down),
-    Scenario("es_429", es_429),
+    Scenario("es_429", es_fault("429")),
+    Scenario("es_slow", es_fault("slow")),
     Scenario("model_reload", model_reload),
     Scenario("rebalance", rebalance, workers=2),
     Scenario("malformed", None, malformed=True, full_speed=True),
@@ -271,9 +290,9 @@ def run_scenario(sc: Scenario, settings: Settings, posts: int, rate: float,
                  options: dict) -> dict:
     env: dict[str, str] = {}
     proxy = None
-    if sc.name == "es_429":
+    if sc.name.startswith("es_"):
         [port] = free_ports(1)
-        proxy = Elasticsearch429Proxy(port, settings.es_host, settings.es_port)
+        proxy = ElasticsearchFaultProxy(port, settings.es_host, settings.es_port)
         env["NLP_ES_PORT"] = str(port)
     run = PipelineRun.create(settings, f"faults-{sc.name.replace('_', '')}", **env)
     started = time.monotonic()
