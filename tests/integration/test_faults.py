@@ -1,8 +1,8 @@
 """The fault suite at a reduced size (``python -m bench faults``): nothing lost, nothing
 indexed twice, no good post dead-lettered, every malformed record dead-lettered -- while
 the worker is killed, each server is killed and restarted, Elasticsearch answers 429 or
-holds requests past the client timeout, the
-POS model is unloaded, the consumer group rebalances, and 10 % of the input is malformed.
+holds requests past the client timeout, the POS model is unloaded, the consumer group
+rebalances, and 10 % of the input is malformed.
 
 Recovery times and throughput are reported by the bench (README, "Fault suite"), not
 asserted here: timing on a shared 2-core machine is a benchmark's business.
