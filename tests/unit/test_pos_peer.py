@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from bench.pos_peer import ark_gold_tags, score
+from bench.pos_peer import ark_gold_tags, paired, score, without_chat_artifacts
 from services.settings import REPO_ROOT, Settings
 from training.pos.data import Sentence, read_conll
 from training.pos.tagmap import ark_gold, read_tagmap
@@ -54,6 +54,14 @@ def test_both_taggers_are_scored_on_the_same_tokens(table):
     assert score(gold, ours) == (2, 2)  # "this"/O and ":)"/E are not held against either
     assert score(gold, ark) == (1, 2)
     assert score(as_mapped, ours) == (2, 4) and score(as_mapped, ark) == (2, 4)
+    assert paired(gold, ours, ark) == {"only_ours_right": 1, "only_ark_right": 0}
+
+
+def test_irc_system_posts_and_anonymised_user_names_can_be_left_out():
+    tokens = [["PART"], ["hi", "11-09-teensUser34", "lol"], ["ACTION", "waves"]]
+    gold = [["V"], ["!", "^", None], ["N", "V"]]
+    kept, removed = without_chat_artifacts(tokens, gold)
+    assert kept == [[None], ["!", None, None], ["N", "V"]] and removed == 2
 
 
 def test_ark_tagged_gold_is_used_as_is(table):
