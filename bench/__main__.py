@@ -80,11 +80,16 @@ def main() -> None:
         print(json.dumps(run(args.tweets, args.skip_pipeline), indent=2))
     elif args.which == "pos-peer":
         from bench.pos_peer import run as run_peer
+        from deploy.process import DeployError
 
         if len(args.data) != len(args.tagset):
             parser.error("give one --tagset per --data file")
         datasets = list(zip(args.data, args.tagset, strict=True)) or None
-        print(json.dumps(run_peer(datasets, args.repeats, args.ark_decoder), indent=2))
+        try:
+            result = run_peer(datasets, args.repeats, args.ark_decoder)
+        except DeployError as exc:  # no Java / Maven / Maven Central: say so, no traceback
+            raise SystemExit(f"python -m bench pos-peer: {exc}") from None
+        print(json.dumps(result, indent=2))
     elif args.which == "hashtag":
         from bench.hashtag import run as run_hashtag
 

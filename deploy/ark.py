@@ -13,10 +13,12 @@ warm passes, so the JVM start-up is kept out of the tagging rate. Used by
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -61,8 +63,9 @@ def command(settings: Settings) -> list[str]:
     """``java ... nlp.local.ArkTagConll``: resolves the jars and compiles the driver if needed."""
     java = find_java()
     cache = settings.state_dir / "jars"
-    cp = classpath(COMPONENT, cache)
-    classes = compile_sources(COMPONENT, java, cp, cache)
+    with contextlib.redirect_stdout(sys.stderr):  # Maven's progress line; stdout is JSON
+        cp = classpath(COMPONENT, cache)
+        classes = compile_sources(COMPONENT, java, cp, cache)
     return [java, *JVM_OPTIONS, "-cp", f"{classes}{os.pathsep}{cp}", MAIN]
 
 
