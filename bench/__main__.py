@@ -1,6 +1,7 @@
 """Benchmarks: each prints one JSON object, comparing serving paths measured in one run.
 
     python -m bench pos [--tweets 2000] [--skip-pipeline]
+    python -m bench pos-peer [--data FILE.conll --tagset ptb|ark ...] [--repeats 3]
     python -m bench hashtag [--posts 1000] [--beam 4] [--skip-pipeline]
     python -m bench headline [--articles 30] [--words 400] [--skip-pipeline]
     python -m bench headline-api [--requests 32] [--words 400] [--articles 8]
@@ -22,6 +23,16 @@ def main() -> None:
     p_pos = sub.add_parser("pos", help="POS tagger: in process vs Triton vs pipeline vs naive")
     p_pos.add_argument("--tweets", type=int, default=2000)
     p_pos.add_argument("--skip-pipeline", action="store_true", help="only (a) and (b)")
+    p_peer = sub.add_parser("pos-peer", help="POS tagger beside the ARK tagger (Owoputi et "
+                            "al. 2013): accuracy on ARK tags and tokens/s, same tweets")
+    p_peer.add_argument("--data", action="append", default=[], metavar="FILE.conll",
+                        help="repeatable, one --tagset each (default: RIT-Test, RIT-Dev, "
+                        "NPSChat test, DAILY547, OCT27 test)")
+    p_peer.add_argument("--tagset", action="append", default=[], choices=["ptb", "ark"],
+                        help="gold tagset of the --data file at the same position")
+    p_peer.add_argument("--repeats", type=int, default=3, help="timed passes per tagger")
+    p_peer.add_argument("--ark-decoder", default="greedy", choices=["greedy", "viterbi"],
+                        help="RunTagger's default: greedy")
     p_tag = sub.add_parser("hashtag", help="POS + hashtags: in process vs Triton vs pipeline")
     p_tag.add_argument("--posts", type=int, default=1000)
     p_tag.add_argument("--beam", type=int, default=4, help="serving beam (Triton config: 4)")
@@ -67,6 +78,18 @@ def main() -> None:
         from bench.pos import run
 
         print(json.dumps(run(args.tweets, args.skip_pipeline), indent=2))
+    elif args.which == "pos-peer":
+        from bench.pos_peer import run as run_peer
+        from deploy.process import DeployError
+
+        if len(args.data) != len(args.tagset):
+            parser.error("give one --tagset per --data file")
+        datasets = list(zip(args.data, args.tagset, strict=True)) or None
+        try:
+            result = run_peer(datasets, args.repeats, args.ark_decoder)
+        except DeployError as exc:  # no Java / Maven / Maven Central: say so, no traceback
+            raise SystemExit(f"python -m bench pos-peer: {exc}") from None
+        print(json.dumps(result, indent=2))
     elif args.which == "hashtag":
         from bench.hashtag import run as run_hashtag
 
