@@ -25,10 +25,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from elasticsearch import TransportError
+
 from deploy.process import stop_child
 from services.config import PipelineConfig, Topics
 from services.credentials import KafkaSecurity
 from services.es.bulk import make_client
+from services.es.template import template_name
 from services.kafka_topics import ensure_topics
 from services.limits import MAX_RAW_BYTES
 from services.pb import messages_pb2 as pb
@@ -61,8 +64,10 @@ class PipelineRun:
     workers: list[Worker] = field(default_factory=list)
 
     @classmethod
-    def create(cls, settings: Settings, label: str, **env: str) -> PipelineRun:
-        """A fresh run named ``<label>-<random>``; ``env`` adds NLP_* overrides."""
+    def create(cls, settings: Settings, label: str, log_dir: Path | None = None,
+               **env: str) -> PipelineRun:
+        """A fresh run named ``<label>-<random>``; ``env`` adds NLP_* overrides. Worker
+        logs go to ``log_dir`` (default ``<state>/logs/runs``)."""
         name = f"{label}-{uuid.uuid4().hex[:6]}".lower()
         full_env = dict(os.environ, NLP_TOPIC_PREFIX=f"{name}.",
                         NLP_INDEX_PREFIX=f"{name}-posts",
@@ -72,7 +77,7 @@ class PipelineRun:
         full_env.update(env)
         config = PipelineConfig.from_env(full_env)
         ensure_topics(config.servers.kafka_bootstrap, config.topics.all())
-        log_dir = settings.state_dir / "logs" / "runs"
+        log_dir = log_dir or settings.state_dir / "logs" / "runs"
         log_dir.mkdir(parents=True, exist_ok=True)
         return cls(name, settings, full_env, config, log_dir)
 
@@ -83,6 +88,23 @@ class PipelineRun:
     @property
     def index_pattern(self) -> str:
         return self.config.index_pattern
+
+    @property
+    def article_index_pattern(self) -> str:
+        return self.config.article_index_pattern
+
+    @property
+    def bootstrap(self) -> str:
+        return self.config.servers.kafka_bootstrap
+
+    @property
+    def worker(self) -> Worker | None:
+        """The most recently started worker."""
+        return self.workers[-1] if self.workers else None
+
+    def log(self) -> str:
+        """The most recently started worker's log ("" before the first)."""
+        return self.workers[-1].log() if self.workers else ""
 
     # Workers ---------------------------------------------------------------------------
     def start_worker(self, ready_timeout: float = 180) -> Worker:
@@ -102,6 +124,12 @@ class PipelineRun:
         """SIGKILL: no shutdown, no commit -- what a crash or an OOM kill does."""
         worker.proc.send_signal(signal.SIGKILL)
         worker.proc.wait()
+
+    def stop_worker(self, timeout: float = 60) -> int:
+        """SIGTERM the most recent worker (SIGKILL after ``timeout`` s); its exit code."""
+        if self.worker is None:
+            raise RuntimeError("no worker was started")
+        return stop_child(self.worker.proc, timeout)
 
     def stop_workers(self) -> None:
         for worker in self.workers:
@@ -162,6 +190,38 @@ class PipelineRun:
             return 0
         finally:
             es.close()
+
+    def count(self, pattern: str = "") -> int:
+        """Searchable documents in the run's post indices (or ``pattern``); 0 before the
+        first index exists or while a new one has no active shard yet."""
+        es = make_client(self.config.servers.es_url)
+        pattern = pattern or self.index_pattern
+        try:
+            es.indices.refresh(index=pattern, allow_no_indices=True, ignore_unavailable=True)
+            return int(es.count(index=pattern, allow_no_indices=True,
+                                ignore_unavailable=True)["count"])
+        except TransportError as exc:
+            if exc.status_code == 503:
+                return 0
+            raise
+        finally:
+            es.close()
+
+    def document(self, doc_id: str, pattern: str = "") -> dict | None:
+        """The ``_source`` of ``doc_id`` in the run's post indices (or ``pattern``)."""
+        es = make_client(self.config.servers.es_url)
+        pattern = pattern or self.index_pattern
+        try:
+            es.indices.refresh(index=pattern, allow_no_indices=True, ignore_unavailable=True)
+            hits = es.search(index=pattern, query={"ids": {"values": [doc_id]}},
+                             allow_no_indices=True, ignore_unavailable=True)["hits"]["hits"]
+        except TransportError as exc:
+            if exc.status_code == 503:
+                return None
+            raise
+        finally:
+            es.close()
+        return hits[0]["_source"] if hits else None
 
     def wait_indexed(self, ids: Sequence[str], timeout: float,
                      progress: Callable[[int], None] | None = None, poll: float = 1.0,
@@ -257,12 +317,15 @@ class PipelineRun:
         }
 
     def cleanup(self) -> None:
-        """Stop the workers; delete the run's indices and topics."""
+        """Stop the workers; delete the run's indices, index templates, topics and
+        consumer group."""
         self.stop_workers()
         es = make_client(self.config.servers.es_url)
         try:
             es.indices.delete(index=f"{self.name}-*", allow_no_indices=True,
                               ignore_unavailable=True)
+            for prefix in (self.config.index_prefix, self.config.article_index_prefix):
+                es.indices.delete_index_template(name=template_name(prefix), ignore=[404])
         except Exception:  # noqa: BLE001 - best effort
             pass
         finally:
@@ -274,6 +337,7 @@ class PipelineRun:
                                      **KafkaSecurity.from_env(self.env).kafka_options())
             try:
                 admin.delete_topics(self.topics.all())
+                admin.delete_consumer_groups([self.config.app_id])
             finally:
                 admin.close()
         except Exception:  # noqa: BLE001 - best effort

@@ -20,7 +20,6 @@ import json
 import os
 import re
 import select
-import signal
 import socket
 import socketserver
 import subprocess
@@ -28,23 +27,19 @@ import sys
 import threading
 import time
 import urllib.request
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from elasticsearch import Elasticsearch, TransportError
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
-from kafka.errors import KafkaError
+from elasticsearch import Elasticsearch
+from kafka import KafkaConsumer, KafkaProducer
 
+from deploy.harness import PipelineRun
 from deploy.stack import server
-from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo, describe, free_ports
-from services.config import Topics
+from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo, free_ports
 from services.es.bulk import make_client
-from services.kafka_topics import ensure_topics
 from services.pb import messages_pb2 as pb
 from services.search.query import SearchRequest, build_query
 from services.settings import REPO_ROOT, Settings
@@ -55,89 +50,15 @@ SAMPLE = REPO_ROOT / "deploy" / "sample_data" / "tweets.jsonl"
 URL_RE = re.compile(r"https?://\S+")
 
 
-@dataclass
-class Pipeline:
-    """One isolated pipeline: its topics, index prefix, env and a running worker."""
-
-    tag: str
-    env: dict[str, str]
-    topics: Topics
-    index_prefix: str
-    es: Elasticsearch
-    bootstrap: str
-    log_dir: Path
-    worker: subprocess.Popen[bytes] | None = None
-    starts: int = 0
-
-    @property
-    def pattern(self) -> str:
-        return f"{self.index_prefix}-*"
-
-    @property
-    def articles_pattern(self) -> str:
-        return f"it-{self.tag}-articles-*"
-
-    def start_worker(self) -> None:
-        self.starts += 1
-        log = self.log_dir / f"worker-{self.tag}-{self.starts}.log"
-        self.log_path = log
-        self.worker = subprocess.Popen(
-            [sys.executable, "-m", "services.stream", "worker", "-l", "info"],
-            cwd=REPO_ROOT, env=self.env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
-        )
-        wait_for(lambda: "Worker]: Ready" in self.log(), 120, "worker ready", self)
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.starts else ""
-
-    def stop_worker(self, timeout: float = 60) -> int:
-        assert self.worker is not None
-        self.worker.send_signal(signal.SIGTERM)
-        try:
-            return self.worker.wait(timeout)
-        finally:
-            if self.worker.poll() is None:
-                self.worker.kill()
-                self.worker.wait()
-            self.worker = None
-
-    def count(self) -> int:
-        """Searchable documents; 0 while a just-created index has no active shard yet
-        (Elasticsearch answers 503 "all shards failed" in that moment)."""
-        try:
-            self.es.indices.refresh(index=self.pattern, allow_no_indices=True,
-                                    ignore_unavailable=True)
-            return int(self.es.count(index=self.pattern, allow_no_indices=True,
-                                     ignore_unavailable=True)["count"])
-        except TransportError as exc:
-            if exc.status_code == 503:
-                return 0
-            raise
-
-    def get(self, doc_id: str, pattern: str = "") -> dict[str, Any] | None:
-        pattern = pattern or self.pattern
-        try:
-            self.es.indices.refresh(index=pattern, allow_no_indices=True,
-                                    ignore_unavailable=True)
-            res = self.es.search(index=pattern, query={"ids": {"values": [doc_id]}},
-                                 allow_no_indices=True, ignore_unavailable=True)
-        except TransportError as exc:
-            if exc.status_code == 503:  # a just-created index without an active shard
-                return None
-            raise
-        hits = res["hits"]["hits"]
-        return hits[0]["_source"] if hits else None
-
-
 def wait_for(
-    cond: Callable[[], bool], timeout: float, what: str, pipe: Pipeline | None = None
+    cond: Callable[[], bool], timeout: float, what: str, pipe: PipelineRun | None = None
 ) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if cond():
             return
-        if pipe is not None and pipe.worker is not None and pipe.worker.poll() is not None:
-            pytest.fail(f"worker exited ({pipe.worker.returncode}) waiting for {what}:\n"
+        if pipe is not None and pipe.worker is not None and not pipe.worker.alive():
+            pytest.fail(f"worker exited ({pipe.worker.proc.returncode}) waiting for {what}:\n"
                         f"{pipe.log()[-4000:]}")
         time.sleep(0.5)
     tail = pipe.log()[-4000:] if pipe else ""
@@ -166,46 +87,21 @@ def es(elasticsearch: ElasticsearchInfo) -> Iterator[Elasticsearch]:
     client.close()
 
 
-def make_pipeline(
-    servers: dict[str, str], es: Elasticsearch, kafka: KafkaInfo, log_dir: Path
-) -> Pipeline:
-    tag = uuid.uuid4().hex[:8]
-    env = dict(servers, NLP_TOPIC_PREFIX=f"it-{tag}-", NLP_INDEX_PREFIX=f"it-{tag}-posts",
-               NLP_ARTICLE_INDEX_PREFIX=f"it-{tag}-articles", NLP_APP_ID=f"it-{tag}")
-    topics = Topics.with_prefix(f"it-{tag}-")
-    ensure_topics(kafka.bootstrap, topics.all())
-    return Pipeline(tag, env, topics, f"it-{tag}-posts", es, kafka.bootstrap, log_dir)
-
-
-def cleanup(pipe: Pipeline) -> None:
-    """Stop the worker; drop this pipeline's indices, template, topics and group."""
-    if pipe.worker is not None:
-        pipe.stop_worker()
-    for pattern in (pipe.pattern, pipe.articles_pattern):
-        pipe.es.indices.delete(index=pattern, allow_no_indices=True, ignore_unavailable=True)
-    for template in (pipe.index_prefix, f"it-{pipe.tag}-articles"):
-        pipe.es.indices.delete_index_template(name=template, ignore=[404])
-    admin = KafkaAdminClient(bootstrap_servers=pipe.bootstrap)
-    try:
-        ours = [t for t in admin.list_topics() if t.startswith(f"it-{pipe.tag}-")]
-        admin.delete_topics(ours)
-        admin.delete_consumer_groups([f"it-{pipe.tag}"])
-    except KafkaError as exc:  # leftovers are harmless: every run uses new names
-        print(f"cleanup of Kafka topics/group it-{pipe.tag}: {exc}")
-    finally:
-        admin.close()
+def make_pipeline(env: dict[str, str], log_dir: Path) -> PipelineRun:
+    """Own topics, indices and consumer group on the servers ``env`` points at."""
+    return PipelineRun.create(Settings.from_env(env), "it", log_dir, **env)
 
 
 @pytest.fixture(scope="module")
 def pipeline(
     servers: dict[str, str], es: Elasticsearch, kafka: KafkaInfo,
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Pipeline]:
+) -> Iterator[PipelineRun]:
     """A running worker shared by the tests that do not restart it."""
-    pipe = make_pipeline(servers, es, kafka, tmp_path_factory.mktemp("pipeline"))
+    pipe = make_pipeline(servers, tmp_path_factory.mktemp("pipeline"))
     pipe.start_worker()
     yield pipe
-    cleanup(pipe)
+    pipe.cleanup()
 
 
 def producer(bootstrap: str) -> KafkaProducer:
@@ -213,7 +109,7 @@ def producer(bootstrap: str) -> KafkaProducer:
                          max_request_size=2 * 1024 * 1024 - 1024)
 
 
-def start_replay(pipe: Pipeline, limit: int, rate: float = 0) -> subprocess.Popen[str]:
+def start_replay(pipe: PipelineRun, limit: int, rate: float = 0) -> subprocess.Popen[str]:
     """Run the replay CLI in the background (it is part of what is tested)."""
     cmd = [sys.executable, "-m", "services.producer", "--file", str(SAMPLE), "--topic",
            pipe.topics.posts_raw, "--limit", str(limit), "--quiet"]
@@ -228,12 +124,12 @@ def finish_replay(proc: subprocess.Popen[str], limit: int) -> None:
     assert proc.returncode == 0 and f"delivered {limit}," in out, out
 
 
-def replay(pipe: Pipeline, limit: int) -> None:
+def replay(pipe: PipelineRun, limit: int) -> None:
     finish_replay(start_replay(pipe, limit), limit)
 
 
 def dead_letters(
-    pipe: Pipeline, expected: int, topic: str = "", timeout: float = 60
+    pipe: PipelineRun, expected: int, topic: str = "", timeout: float = 60
 ) -> dict[bytes, pb.DeadLetter]:
     """DLQ records (posts.raw.dlq by default) by original key, once ``expected`` arrived."""
     consumer = KafkaConsumer(topic or pipe.topics.posts_raw_dlq, bootstrap_servers=pipe.bootstrap,
@@ -265,13 +161,13 @@ def check_tokens(doc: dict[str, Any]) -> None:
     assert f"{first['ptb']}|{first['text'].lower()}" in doc["pos_terms"]
 
 
-def test_sample_tweets_become_searchable(pipeline: Pipeline) -> None:
+def test_sample_tweets_become_searchable(pipeline: PipelineRun, es: Elasticsearch) -> None:
     n = 300
     replay(pipeline, n)
     wait_for(lambda: pipeline.count() >= n, 180, f"{n} indexed posts", pipeline)
     assert pipeline.count() == n
 
-    doc = pipeline.get("ark-oct27-train-0001")
+    doc = pipeline.document("ark-oct27-train-0001")
     assert doc is not None
     check_tokens(doc)
     assert doc["platform"] == "twitter" and doc["lang"] == "en"
@@ -283,7 +179,7 @@ def test_sample_tweets_become_searchable(pipeline: Pipeline) -> None:
 
     tok = doc["tokens"][0]
     body = build_query(SearchRequest(tags=[f"{tok['ptb']}:{tok['text']}"], size=100))
-    hits = pipeline.es.search(index=pipeline.pattern, **body)["hits"]["hits"]
+    hits = es.search(index=pipeline.index_pattern, **body)["hits"]["hits"]
     assert "ark-oct27-train-0001" in {h["_id"] for h in hits}
 
     out = search_cli(pipeline, "--tag", f"{tok['ptb']}:{tok['text']}", "--size", "100")
@@ -293,13 +189,13 @@ def test_sample_tweets_become_searchable(pipeline: Pipeline) -> None:
 
 
 def test_every_tagged_post_carries_generated_hashtags_apart_from_user_ones(
-    pipeline: Pipeline,
+    pipeline: PipelineRun, es: Elasticsearch,
 ) -> None:
     """Runs after the sample test above, on the posts it indexed (the module's index)."""
     n = 300
     wait_for(lambda: pipeline.count() >= n, 180, f"{n} indexed posts", pipeline)
-    docs = [h["_source"] for h in pipeline.es.search(
-        index=pipeline.pattern, size=n, query={"match_all": {}})["hits"]["hits"]]
+    docs = [h["_source"] for h in es.search(
+        index=pipeline.index_pattern, size=n, query={"match_all": {}})["hits"]["hits"]]
     assert all(d["hashtag_status"] == "ok" for d in docs)
     assert all(d["hashtag_model"]["name"] == "hashtag_generator" for d in docs)
     with_tags = [d for d in docs if d["hashtags"]]
@@ -323,7 +219,7 @@ def test_every_tagged_post_carries_generated_hashtags_apart_from_user_ones(
 
 
 def test_weibo_posts_get_chinese_hashtags_and_other_languages_a_clear_outcome(
-    pipeline: Pipeline,
+    pipeline: PipelineRun,
 ) -> None:
     from training.hashtag.evaluate import REPOSITORY_MODEL
 
@@ -338,13 +234,13 @@ def test_weibo_posts_get_chinese_hashtags_and_other_languages_a_clear_outcome(
            value=post_bytes(id="spanish", lang="es", text="Hoy es un gran día para la ciencia"))
     p.flush()
     p.close()
-    wait_for(lambda: pipeline.get("spanish") is not None, 120, "the Spanish post", pipeline)
-    spanish = pipeline.get("spanish")
+    wait_for(lambda: pipeline.document("spanish") is not None, 120, "the Spanish post", pipeline)
+    spanish = pipeline.document("spanish")
     assert spanish["hashtag_status"] == "unsupported_language" and spanish["hashtags"] == []
 
     first = "weibo-rmdt-3919323343450926"
-    wait_for(lambda: pipeline.get(first) is not None, 120, "the first Weibo post", pipeline)
-    doc = pipeline.get(first)
+    wait_for(lambda: pipeline.document(first) is not None, 120, "the first Weibo post", pipeline)
+    doc = pipeline.document(first)
     assert doc["platform"] == "weibo" and doc["user_hashtags"] == ["微交流"]
     zh_shipped = any(REPOSITORY_MODEL.glob("*/hashtag_zh.pt"))
     if zh_shipped:
@@ -354,7 +250,7 @@ def test_weibo_posts_get_chinese_hashtags_and_other_languages_a_clear_outcome(
         assert doc["hashtag_status"] == "unsupported_language" and doc["hashtags"] == []
 
 
-def search_cli(pipe: Pipeline, *args: str) -> str:
+def search_cli(pipe: PipelineRun, *args: str) -> str:
     out = subprocess.run([sys.executable, "-m", "services.search", *args], cwd=REPO_ROOT,
                          env=pipe.env, capture_output=True, text=True, timeout=60, check=True)
     return out.stdout
@@ -368,7 +264,7 @@ def post_bytes(**fields: Any) -> bytes:
     return post.SerializeToString()
 
 
-def test_bad_inputs_have_defined_outcomes(pipeline: Pipeline) -> None:
+def test_bad_inputs_have_defined_outcomes(pipeline: PipelineRun) -> None:
     big_text = "lorem ipsum " * 87_382  # ~1 MB, 1,048,584 code points
     invalid_utf8 = post_bytes(id="bad-utf8", text="caf\u00e9").replace("é".encode(), b"\xc3\x28")
     unknown_fields = post_bytes(id="with-unknown", text="new fields are ignored") + b"\xa8\x06\x2a"
@@ -391,13 +287,14 @@ def test_bad_inputs_have_defined_outcomes(pipeline: Pipeline) -> None:
     prod.flush()
     prod.close()
 
-    wait_for(lambda: pipeline.get("after-bad") is not None, 120, "post after bad ones", pipeline)
-    wait_for(lambda: pipeline.get("huge") is not None, 60, "the ~1 MB post", pipeline)
-    huge = pipeline.get("huge")
+    wait_for(lambda: pipeline.document("after-bad") is not None, 120, "post after bad ones",
+             pipeline)
+    wait_for(lambda: pipeline.document("huge") is not None, 60, "the ~1 MB post", pipeline)
+    huge = pipeline.document("huge")
     assert huge is not None and huge["truncated"] is True
     assert huge["original_length"] == len(big_text) and len(huge["text"]) == 10_000
     check_tokens(huge)
-    unknown = pipeline.get("with-unknown")
+    unknown = pipeline.document("with-unknown")
     assert unknown is not None and unknown["text"] == "new fields are ignored"
 
     letters = dead_letters(pipeline, len(bad))
@@ -409,7 +306,7 @@ def test_bad_inputs_have_defined_outcomes(pipeline: Pipeline) -> None:
         assert letter.original_value == value
         assert letter.source_topic == pipeline.topics.posts_raw
         assert letter.offset >= 0 and letter.failed_at.seconds > 0
-    assert pipeline.worker is not None and pipeline.worker.poll() is None
+    assert pipeline.worker is not None and pipeline.worker.alive()
 
 
 def poison_posts() -> dict[bytes, tuple[bytes, bytes, str]]:
@@ -445,7 +342,7 @@ def poison_posts() -> dict[bytes, tuple[bytes, bytes, str]]:
 
 
 def test_poison_messages_are_dead_lettered_alone_and_the_stream_keeps_going(
-    pipeline: Pipeline,
+    pipeline: PipelineRun,
 ) -> None:
     """Every poison record of ``poison_posts`` between good posts, several times over:
     each poison record lands on posts.raw.dlq as INVALID, every good post is indexed,
@@ -462,9 +359,9 @@ def test_poison_messages_are_dead_lettered_alone_and_the_stream_keeps_going(
     prod.flush()
     prod.close()
 
-    wait_for(lambda: all(pipeline.get(p) is not None for p in good[-5:]), 120,
+    wait_for(lambda: all(pipeline.document(p) is not None for p in good[-5:]), 120,
              "the last good posts", pipeline)
-    missing = [p for p in good if pipeline.get(p) is None]
+    missing = [p for p in good if pipeline.document(p) is None]
     assert not missing, missing
     letters = dead_letters(pipeline, len(poison))
     for key, (_, _, fragment) in poison.items():
@@ -475,7 +372,7 @@ def test_poison_messages_are_dead_lettered_alone_and_the_stream_keeps_going(
     tagged_letters = dead_letters(pipeline, 10**6, topic=pipeline.topics.posts_tagged_dlq,
                                   timeout=3)
     assert not {p.encode() for p in good} & set(tagged_letters)
-    assert pipeline.worker is not None and pipeline.worker.poll() is None
+    assert pipeline.worker is not None and pipeline.worker.alive()
 
 
 def tagged_bytes(post_id: str, attributes: dict[str, str]) -> bytes:
@@ -484,7 +381,7 @@ def tagged_bytes(post_id: str, attributes: dict[str, str]) -> bytes:
     return pb.TaggedPost(post=post).SerializeToString()
 
 
-def test_index_rejections_go_to_the_tagged_dlq(pipeline: Pipeline) -> None:
+def test_index_rejections_go_to_the_tagged_dlq(pipeline: PipelineRun) -> None:
     """A mapping conflict (attribute ``k`` is a keyword, ``k.sub`` needs ``k`` to be an
     object) and a non-protobuf record on posts.tagged are dead-lettered; the rest indexes."""
     prod = producer(pipeline.bootstrap)
@@ -495,8 +392,9 @@ def test_index_rejections_go_to_the_tagged_dlq(pipeline: Pipeline) -> None:
     prod.send(topic, key=b"attr-after", value=tagged_bytes("attr-after", {}))
     prod.flush()
     prod.close()
-    wait_for(lambda: pipeline.get("attr-after") is not None, 60, "post after rejects", pipeline)
-    assert pipeline.get("attr-ok") is not None and pipeline.get("attr-conflict") is None
+    wait_for(lambda: pipeline.document("attr-after") is not None, 60, "post after rejects",
+             pipeline)
+    assert pipeline.document("attr-ok") is not None and pipeline.document("attr-conflict") is None
     letters = dead_letters(pipeline, 2, topic=pipeline.topics.posts_tagged_dlq)
     assert letters[b"attr-conflict"].error_code == "INDEX_ERROR"
     assert "mapper_parsing_exception" in letters[b"attr-conflict"].reason
@@ -507,7 +405,7 @@ def test_index_rejections_go_to_the_tagged_dlq(pipeline: Pipeline) -> None:
 def test_restart_mid_stream_indexes_each_post_exactly_once(
     servers: dict[str, str], es: Elasticsearch, kafka: KafkaInfo, tmp_path: Path
 ) -> None:
-    pipe = make_pipeline(servers, es, kafka, tmp_path)
+    pipe = make_pipeline(servers, tmp_path)
     n = 800
     try:
         pipe.start_worker()
@@ -521,12 +419,12 @@ def test_restart_mid_stream_indexes_each_post_exactly_once(
         wait_for(lambda: pipe.count() >= n, 180, f"all {n} posts after restart", pipe)
         time.sleep(3)  # anything redelivered is indexed by now; it must not add documents
         assert pipe.count() == n
-        ids = {h["_id"] for h in es.search(index=pipe.pattern, size=n + 10,
+        ids = {h["_id"] for h in es.search(index=pipe.index_pattern, size=n + 10,
                                            _source=False)["hits"]["hits"]}
         assert len(ids) == n
         print(f"indexed {stopped_at}/{n} before SIGTERM; rest after restart")
     finally:
-        cleanup(pipe)
+        pipe.cleanup()
 
 
 @pytest.mark.timeout(420)
@@ -542,8 +440,7 @@ def test_broker_restart_mid_stream_indexes_each_post_exactly_once(
     broker.start()
     n = 1500
     try:
-        kafka: KafkaInfo = describe("kafka", Settings.from_env(env), True)  # type: ignore[assignment]
-        pipe = make_pipeline(env, es, kafka, tmp_path)
+        pipe = make_pipeline(env, tmp_path)
         try:
             replay(pipe, n)  # the whole backlog is on the broker before the outage
             pipe.start_worker()
@@ -556,9 +453,9 @@ def test_broker_restart_mid_stream_indexes_each_post_exactly_once(
             time.sleep(3)  # redelivered posts are indexed by now; they must add nothing
             assert pipe.count() == n
             assert stopped_at < n, "the broker stopped after the stream was done"
-            assert pipe.worker is not None and pipe.worker.poll() is None, "worker died"
+            assert pipe.worker is not None and pipe.worker.alive(), "worker died"
         finally:
-            cleanup(pipe)
+            pipe.cleanup()
     finally:
         broker.stop()
 
@@ -611,7 +508,7 @@ def test_waits_out_triton_and_elasticsearch_outages(
     pipe = make_pipeline(
         dict(servers, NLP_TRITON_GRPC_PORT=str(triton_port), NLP_ES_PORT=str(es_port),
              NLP_STREAM_WEB_PORT=str(web_port)),
-        es, kafka, tmp_path,
+        tmp_path,
     )
     proxies: list[TcpProxy] = []
     n = 20
@@ -631,7 +528,7 @@ def test_waits_out_triton_and_elasticsearch_outages(
         assert worker_health(web_port)["status"] == "ok"
         assert "recovered after" in pipe.log()
     finally:
-        cleanup(pipe)
+        pipe.cleanup()
         for proxy in proxies:
             proxy.shutdown()
             proxy.server_close()
@@ -649,8 +546,7 @@ def test_stop_during_outage_loses_nothing(
     """SIGTERM while a batch waits for Triton: the worker exits, the batch's offsets are
     not committed (``batching.hold``), and the next worker processes all of it."""
     triton_port = free_port()
-    pipe = make_pipeline(dict(servers, NLP_TRITON_GRPC_PORT=str(triton_port)), es, kafka,
-                         tmp_path)
+    pipe = make_pipeline(dict(servers, NLP_TRITON_GRPC_PORT=str(triton_port)), tmp_path)
     proxy: TcpProxy | None = None
     n = 30
     try:
@@ -667,7 +563,7 @@ def test_stop_during_outage_loses_nothing(
         wait_for(lambda: pipe.count() >= n, 120, f"{n} posts after restart", pipe)
         assert pipe.count() == n
     finally:
-        cleanup(pipe)
+        pipe.cleanup()
         if proxy is not None:
             proxy.shutdown()
             proxy.server_close()
@@ -678,6 +574,10 @@ def test_stop_during_outage_loses_nothing(
 ARTICLES = REPO_ROOT / "deploy" / "sample_data" / "articles.jsonl"
 
 
+def article_doc(pipe: PipelineRun, article_id: str) -> dict | None:
+    return pipe.document(article_id, pipe.article_index_pattern)
+
+
 def article_bytes(**fields: Any) -> bytes:
     base: dict[str, Any] = {"id": "a", "lang": "en",
                             "body": "Toyota Motor Corp said it will recall 1.2 mln cars in "
@@ -686,7 +586,7 @@ def article_bytes(**fields: Any) -> bytes:
     return pb.Article(**base).SerializeToString()
 
 
-def test_sample_articles_get_full_and_constrained_headlines(pipeline: Pipeline) -> None:
+def test_sample_articles_get_full_and_constrained_headlines(pipeline: PipelineRun) -> None:
     from training.headline.evaluate import FULL_MODEL
     from training.headline.metrics import contains_phrase
     from training.repository import serving_dir
@@ -705,9 +605,9 @@ def test_sample_articles_get_full_and_constrained_headlines(pipeline: Pipeline) 
     assert out.returncode == 0 and f"delivered {len(chosen)}," in out.stdout, out.stdout
 
     for article in chosen:
-        wait_for(lambda a=article: pipeline.get(a["id"], pipeline.articles_pattern) is not None,
+        wait_for(lambda a=article: article_doc(pipeline, a["id"]) is not None,
                  240, f"article {article['id']}", pipeline)
-        doc = pipeline.get(article["id"], pipeline.articles_pattern)
+        doc = article_doc(pipeline, article["id"])
         if article["lang"] == "zh" and not zh_shipped:  # explicit outcome until zh ships
             assert doc["candidates"] == [] and {i["status"] for i in doc["issues"]} == {
                 "unsupported_language"}
@@ -729,7 +629,7 @@ def test_sample_articles_get_full_and_constrained_headlines(pipeline: Pipeline) 
     assert chosen[0]["id"] in out and "containing" in out
 
 
-def test_bad_articles_have_defined_outcomes(pipeline: Pipeline) -> None:
+def test_bad_articles_have_defined_outcomes(pipeline: PipelineRun) -> None:
     many_words = " ".join("w" for _ in range(49))  # 97 characters, ~50 tokens
     bad = {
         b"empty": article_bytes(id="empty", body="   "),
@@ -749,22 +649,22 @@ def test_bad_articles_have_defined_outcomes(pipeline: Pipeline) -> None:
     assert "empty body" in letters[b"empty"].reason
 
     for doc_id in ("phrases", "spanish"):
-        wait_for(lambda d=doc_id: pipeline.get(d, pipeline.articles_pattern) is not None, 240,
+        wait_for(lambda d=doc_id: article_doc(pipeline, d) is not None, 240,
                  f"article {doc_id}", pipeline)
-    doc = pipeline.get("phrases", pipeline.articles_pattern)
+    doc = article_doc(pipeline, "phrases")
     issues = {(i["phrase"], i["status"]) for i in doc["issues"]}
     assert issues == {("x" * 101, "phrase_too_long"), (many_words, "phrase_too_long"),
                       ("丰田汽车", "unsupported_phrase")}, doc["issues"]
     assert {c["phrase"] for c in doc["candidates"] if c["kind"] == "constrained"} == {"Toyota"}
     assert any(c["kind"] == "full" for c in doc["candidates"])
 
-    spanish = pipeline.get("spanish", pipeline.articles_pattern)
+    spanish = pipeline.document("spanish", pipeline.article_index_pattern)
     assert spanish["candidates"] == []
     assert {(i["kind"], i["status"]) for i in spanish["issues"]} == {
         ("full", "unsupported_language"), ("constrained", "unsupported_language")}
 
 
-def test_a_5_mb_article_is_refused_by_the_producer_with_its_size(pipeline: Pipeline) -> None:
+def test_a_5_mb_article_is_refused_by_the_producer_with_its_size(pipeline: PipelineRun) -> None:
     feed = pipeline.log_dir / "huge.jsonl"
     feed.write_text(json.dumps({"id": "huge", "lang": "en", "body": "word " * 1_000_000}) + "\n")
     cmd = [sys.executable, "-m", "services.producer", "--file", str(feed), "--kind", "articles",
