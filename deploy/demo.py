@@ -27,11 +27,10 @@ import subprocess
 import sys
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 
+from deploy.harness import PipelineRun
 from deploy.process import stop_child
 from deploy.stack import servers, status
-from services.config import load
 from services.settings import REPO_ROOT, Settings
 
 SAMPLES = REPO_ROOT / "deploy" / "sample_data"
@@ -55,40 +54,24 @@ def banner(text: str) -> None:
     print(f"\n=== {text}", flush=True)
 
 
-def start_worker(settings: Settings) -> tuple[subprocess.Popen, Path]:
-    log_path = settings.state_dir / "logs" / "demo-worker.log"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    log = open(log_path, "ab")  # noqa: SIM115 -- owned by the child for its lifetime
-    cmd = [sys.executable, "-m", "services.stream", "worker", "-l", "info"]
-    return subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT), log_path
+def wait_indexed(run: PipelineRun, ids: list[str], pattern: str, timeout: float,
+                 since: str) -> int:
+    """Wait until all ``ids`` were processed after ``since`` (ISO time; documents of an
+    earlier demo run have the same ids) and are searchable in ``pattern``, printing
+    progress; how many are."""
+    began = time.monotonic()
+    found = 0
 
+    def show(n: int) -> None:
+        nonlocal found
+        found = n
+        rate = n / max(time.monotonic() - began, 1e-9)
+        print(f"\r  indexed {n}/{len(ids)} ({rate:.1f}/s)   ", end="", flush=True)
 
-def wait_indexed(ids: list[str], pattern: str, worker: subprocess.Popen, log_path: Path,
-                 timeout: float, since: str) -> int:
-    """Poll Elasticsearch until all ids were processed after ``since`` (ISO time) and are
-    searchable in indices ``pattern``; return how many are. ``since`` keeps documents of an
-    earlier demo run (same ids) from counting."""
-    from services.config import load
-    from services.es.bulk import make_client
-
-    es = make_client(load().servers.es_url)
-    began, found = time.monotonic(), 0
-    while time.monotonic() - began < timeout:
-        if worker.poll() is not None:
-            raise SystemExit(f"the worker exited with {worker.returncode}; see {log_path}")
-        try:
-            es.indices.refresh(index=pattern)
-            body = {"query": {"bool": {"filter": [
-                {"ids": {"values": ids}}, {"range": {"processed_at": {"gte": since}}}]}}}
-            found = es.count(index=pattern, body=body)["count"]
-        except Exception as exc:  # the index may not exist before the first bulk
-            print(f"\r  waiting for the first documents ({type(exc).__name__})", end="")
-        else:
-            rate = found / max(time.monotonic() - began, 1e-9)
-            print(f"\r  indexed {found}/{len(ids)} ({rate:.1f}/s)   ", end="", flush=True)
-            if found >= len(ids):
-                break
-        time.sleep(1.0)
+    try:
+        run.wait_indexed(ids, timeout, show, pattern=pattern, since=since)
+    except RuntimeError as exc:  # the worker exited
+        raise SystemExit(str(exc)) from exc
     print()
     return found
 
@@ -139,9 +122,9 @@ def main() -> None:
     started = datetime.now(UTC).isoformat()
     banner("2. starting the Faust worker (tag_posts, index_posts, headline_articles, "
            "index_articles)")
-    worker, log_path = start_worker(settings)
-    print(f"  pid {worker.pid}, log {log_path}")
-    cfg = load()
+    run = PipelineRun.attach(settings, "demo")
+    worker = run.start_worker()
+    print(f"  pid {worker.proc.pid}, log {worker.log_path}")
     try:
         ids: dict[str, list[str]] = {"posts": [], "articles": []}
         banner("3. replaying real posts onto posts.raw (tweets: ARK-Twitter, CC BY 3.0; "
@@ -157,11 +140,10 @@ def main() -> None:
         banner("4. waiting until every post is tagged and given hashtags, and every article "
                "given headlines, all searchable")
         found = {}
-        for kind, pattern in (("posts", cfg.index_pattern),
-                              ("articles", cfg.article_index_pattern)):
+        for kind, pattern in (("posts", run.index_pattern),
+                              ("articles", run.article_index_pattern)):
             began = time.monotonic()
-            found[kind] = wait_indexed(ids[kind], pattern, worker, log_path, args.timeout,
-                                       started)
+            found[kind] = wait_indexed(run, ids[kind], pattern, args.timeout, started)
             print(f"  {found[kind]} of {len(ids[kind])} {kind} processed and indexed "
                   f"in {time.monotonic() - began:.0f}s")
 
@@ -172,7 +154,7 @@ def main() -> None:
         banner("6. headline suggestions over gRPC (python -m services.headline_api)")
         suggest_over_grpc(settings)
     finally:
-        stop_child(worker)
+        run.stop_workers()
 
     banner("7. done")
     total = sum(status(s).rss_bytes for s in servers(None, settings)) / 2**20
@@ -184,7 +166,7 @@ def main() -> None:
     for kind, expected in ids.items():
         if found[kind] < len(expected):
             raise SystemExit(f"only {found[kind]} of {len(expected)} {kind} were indexed; "
-                             f"see {log_path}")
+                             f"see {worker.log_path}")
 
 
 if __name__ == "__main__":

@@ -81,6 +81,16 @@ class PipelineRun:
         log_dir.mkdir(parents=True, exist_ok=True)
         return cls(name, settings, full_env, config, log_dir)
 
+    @classmethod
+    def attach(cls, settings: Settings, name: str) -> PipelineRun:
+        """The pipeline as configured by the environment (default topic and index names,
+        consumer group), e.g. for the demo: nothing is isolated and ``cleanup`` must not
+        be called. ``name`` only names the worker logs (``<state>/logs/<name>-worker1.log``)."""
+        full_env = dict(os.environ, PYTHONUNBUFFERED="1", **settings_env(settings))
+        config = PipelineConfig.from_env(full_env)
+        ensure_topics(config.servers.kafka_bootstrap, config.topics.all())
+        return cls(name, settings, full_env, config, settings.state_dir / "logs")
+
     @property
     def topics(self) -> Topics:
         return self.config.topics
@@ -174,17 +184,24 @@ class PipelineRun:
         return sent
 
     # What came out -------------------------------------------------------------------------
-    def count_indexed(self, ids: Sequence[str], refresh: bool = True) -> int:
-        """Searchable documents among ``ids`` (0 before the first index exists).
-        ``refresh=False`` leaves it to the index's own 1 s refresh, as users see it (a
-        benchmark must not pay for a forced refresh on every poll)."""
+    def count_indexed(self, ids: Sequence[str], refresh: bool = True, pattern: str = "",
+                      since: str = "") -> int:
+        """Searchable documents among ``ids`` (0 before the first index exists) in the
+        post indices (or ``pattern``), processed at or after ``since`` (ISO time) if given,
+        so documents of an earlier run with the same ids do not count. ``refresh=False``
+        leaves it to the index's own 1 s refresh, as users see it (a benchmark must not
+        pay for a forced refresh on every poll)."""
+        pattern = pattern or self.index_pattern
         es = make_client(self.config.servers.es_url)
         try:
             if refresh:
-                es.indices.refresh(index=self.index_pattern, allow_no_indices=True,
+                es.indices.refresh(index=pattern, allow_no_indices=True,
                                    ignore_unavailable=True)
-            body = {"query": {"ids": {"values": list(ids)}}}
-            return int(es.count(index=self.index_pattern, body=body, allow_no_indices=True,
+            filters: list[dict] = [{"ids": {"values": list(ids)}}]
+            if since:
+                filters.append({"range": {"processed_at": {"gte": since}}})
+            body = {"query": {"bool": {"filter": filters}}}
+            return int(es.count(index=pattern, body=body, allow_no_indices=True,
                                 ignore_unavailable=True)["count"])
         except Exception:  # noqa: BLE001 - down (a fault) or no index yet: nothing found
             return 0
@@ -225,12 +242,13 @@ class PipelineRun:
 
     def wait_indexed(self, ids: Sequence[str], timeout: float,
                      progress: Callable[[int], None] | None = None, poll: float = 1.0,
-                     refresh: bool = True) -> bool:
-        """Poll until every id is searchable; False after ``timeout`` seconds. Raises if
-        every worker of the run has exited (nothing would ever be indexed)."""
+                     refresh: bool = True, pattern: str = "", since: str = "") -> bool:
+        """Poll until every id is searchable (``count_indexed``'s ``pattern`` and
+        ``since``); False after ``timeout`` seconds. Raises if every worker of the run has
+        exited (nothing would ever be indexed)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            found = self.count_indexed(ids, refresh)
+            found = self.count_indexed(ids, refresh, pattern, since)
             if progress is not None:
                 progress(found)
             if found >= len(ids):
