@@ -21,6 +21,7 @@ from google.protobuf.message import DecodeError
 
 from services import errors
 from services.fields import (
+    check_id,
     check_key,
     check_lang,
     check_text,
@@ -29,7 +30,6 @@ from services.fields import (
     is_blank,
 )
 from services.limits import (
-    MAX_ID_BYTES,
     MAX_NAME_CHARS,
     MAX_PHRASE_CHARS,
     MAX_PHRASES,
@@ -91,11 +91,7 @@ def decode_article(raw: bytes | None, max_bytes: int) -> pb.Article:
 def validate_article(article: pb.Article, now: datetime) -> None:
     """Raise ``Rejected(INVALID)`` unless id and body are usable and every other field is
     within its limits (``services.fields``)."""
-    if is_blank(article.id):
-        raise errors.Rejected(errors.INVALID, "article has no id")
-    if len(article.id.encode("utf-8")) > MAX_ID_BYTES:
-        raise errors.Rejected(errors.INVALID, f"article id longer than {MAX_ID_BYTES} bytes")
-    check_text("article id", article.id, MAX_ID_BYTES)
+    check_id("article", article.id)
     if is_blank(article.body):
         raise errors.Rejected(errors.INVALID, f"article {article.id!r} has an empty body")
     check_lang(article.lang)

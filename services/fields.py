@@ -22,6 +22,7 @@ from services.limits import (
     MAX_ATTRIBUTES,
     MAX_CLOCK_SKEW_DAYS,
     MAX_HASHTAG_CHARS,
+    MAX_ID_BYTES,
     MAX_KEY_BYTES,
     MAX_LANG_CHARS,
     MAX_USER_HASHTAGS,
@@ -51,6 +52,16 @@ def check_key(key: bytes | None) -> None:
     letter that the broker refused, and the partition stalled)."""
     if key is not None and len(key) > MAX_KEY_BYTES:
         raise invalid(f"Kafka key is {len(key)} bytes; the limit is {MAX_KEY_BYTES}")
+
+
+def check_id(kind: str, value: str) -> None:
+    """A post's or article's id (the document ``_id`` and the Kafka key): visible, at most
+    ``MAX_ID_BYTES`` in UTF-8, one line without control characters."""
+    if is_blank(value):
+        raise invalid(f"{kind} has no id")
+    if len(value.encode("utf-8")) > MAX_ID_BYTES:
+        raise invalid(f"{kind} id longer than {MAX_ID_BYTES} bytes")
+    check_text(f"{kind} id", value, MAX_ID_BYTES)
 
 
 def check_text(field: str, value: str, max_chars: int, *, required: bool = False) -> None:

@@ -16,13 +16,14 @@ from services.fields import (
     check_attributes,
     check_enum,
     check_hashtags,
+    check_id,
     check_key,
     check_lang,
     check_text,
     check_timestamp,
     is_blank,
 )
-from services.limits import MAX_ID_BYTES, MAX_NAME_CHARS
+from services.limits import MAX_NAME_CHARS
 from services.pb import messages_pb2 as pb
 from services.triton import HashtagResult, TagResult
 
@@ -55,11 +56,7 @@ def validate_post(post: pb.Post, now: datetime) -> None:
 
     Required: id, visible text, a known platform. Checked: every other field's size and
     characters, and ``created_at``'s range (``services.fields``)."""
-    if is_blank(post.id):
-        raise errors.Rejected(errors.INVALID, "post has no id")
-    if len(post.id.encode("utf-8")) > MAX_ID_BYTES:
-        raise errors.Rejected(errors.INVALID, f"post id longer than {MAX_ID_BYTES} bytes")
-    check_text("post id", post.id, MAX_ID_BYTES)
+    check_id("post", post.id)
     if is_blank(post.text):
         raise errors.Rejected(errors.INVALID, f"post {post.id!r} has empty text")
     if post.platform == pb.PLATFORM_UNSPECIFIED:

@@ -79,6 +79,18 @@ class DecoderLayer(nn.Module):
         return y + self.ff(self.ln3(y))
 
 
+def init_weights(model: nn.Module, embedding: nn.Embedding) -> None:
+    """The Transformer initialisation of every generator here: biases zero, matrices
+    N(0, 0.02), and the (tied) token embedding N(0, 1/d) so that embeddings scaled by
+    sqrt(d) start at unit variance."""
+    for name, p in model.named_parameters():
+        if name.endswith("bias"):
+            nn.init.zeros_(p)
+        elif p.dim() == 2:
+            nn.init.normal_(p, std=0.02)
+    nn.init.normal_(embedding.weight, std=embedding.embedding_dim**-0.5)
+
+
 def sinusoid(positions: torch.Tensor, d: int) -> torch.Tensor:
     """Vaswani et al.'s encoding of positions, which may be negative: (...,) -> (..., d)."""
     freq = torch.exp(torch.arange(0, d, 2, dtype=torch.float32, device=positions.device)

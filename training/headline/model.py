@@ -39,7 +39,7 @@ import torch.nn.functional as F
 
 from training.headline.encoder import ArticleEncoder
 from training.headline.vocab import PAD, UNK
-from training.layers import DecoderLayer, decode_cached, sinusoid
+from training.layers import DecoderLayer, decode_cached, init_weights, sinusoid
 
 # encoder x copy: vanilla or segment-recurrent (XL) encoder, with or without copy/coverage
 VARIANTS = ("transformer", "pointer-generator", "xl", "xl-cc")
@@ -127,12 +127,7 @@ class HeadlineGenerator(nn.Module):
         self.dec_ln = nn.LayerNorm(d)
         self.drop = nn.Dropout(cfg.dropout)
         self.copy = CopyCoverage(d) if cfg.copy else None
-        for name, p in self.named_parameters():
-            if name.endswith("bias"):
-                nn.init.zeros_(p)
-            elif p.dim() == 2:
-                nn.init.normal_(p, std=0.02)
-        nn.init.normal_(self.tok.weight, std=d**-0.5)
+        init_weights(self, self.tok)
 
     def set_token_counts(self, counts: torch.Tensor) -> None:
         """Training-data token counts (V,) -> smooth-embedding scales (no-op if alpha is 0)."""

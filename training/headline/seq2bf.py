@@ -44,7 +44,7 @@ import torch.nn.functional as F
 from training.headline.encoder import ENCODERS, ArticleEncoder
 from training.headline.model import CopyCoverage
 from training.headline.vocab import BOS, EOS, PAD, UNK
-from training.layers import DecoderLayer, decode_cached, sinusoid
+from training.layers import DecoderLayer, decode_cached, init_weights, sinusoid
 
 STRATEGIES = ("seq-b", "seq-f", "tok-b", "tok-f")
 # Training may also draw one of the four orders per example ("mixed"): one model then
@@ -170,12 +170,7 @@ class Seq2BF(nn.Module):
         self.heads = nn.ModuleList([nn.Linear(d, d), nn.Linear(d, d)])
         self.out_bias = nn.Parameter(torch.zeros(2, cfg.vocab_size))
         self.pointer = Pointer(d) if cfg.copy else None
-        for name, p in self.named_parameters():
-            if name.endswith("bias"):
-                nn.init.zeros_(p)
-            elif p.dim() == 2:
-                nn.init.normal_(p, std=0.02)
-        nn.init.normal_(self.tok.weight, std=d**-0.5)
+        init_weights(self, self.tok)
 
     def embed(self, ids: torch.Tensor) -> torch.Tensor:
         return self.tok(ids.masked_fill(ids >= self.cfg.vocab_size, UNK)) * self.cfg.d_model**0.5
