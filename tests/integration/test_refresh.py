@@ -1,7 +1,8 @@
 """The refresh path on the real servers: a new POS tagger is published and rolled back
-while posts stream through the pipeline and clients call Triton directly.
+while posts and articles stream through the pipeline and clients call Triton directly.
 
-Specification (issue 22): zero requests fail, zero posts are lost or dead-lettered, posts
+Specification (issue 22): zero requests fail, zero posts or articles are lost or
+dead-lettered, posts
 sent after each switch are indexed with the version that then serves, a checkpoint trained
 for a handful of steps is refused by the gate with both models' metrics in the output, and
 a publish killed between copying and renaming leaves a repository Triton loads as before.
@@ -32,6 +33,7 @@ import tritonclient.http as httpclient
 
 from deploy.harness import PipelineRun, post_bytes
 from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo, private_env, running
+from services.pb import messages_pb2 as pb
 from services.settings import REPO_ROOT, Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(1200)]
@@ -41,6 +43,8 @@ GATE = [f"--gate-data={DATA / 'ritter_test_first40.conll'}:ptb",
         f"--gate-data={DATA / 'daily547_first60.conll'}:ark"]
 TEXTS = [json.loads(line)["text"]
          for line in (DATA / "hashtag_en_sample.jsonl").read_text().splitlines()]
+ARTICLES = [json.loads(line) for line in
+            (REPO_ROOT / "deploy" / "sample_data" / "articles.jsonl").read_text().splitlines()]
 
 # A tagger trained for a handful of steps: 4 batches of the two test samples, small sizes.
 BAD_CONFIG = """
@@ -73,10 +77,11 @@ seed = 1
 
 @pytest.fixture(scope="module")
 def refresh_triton(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TritonInfo]:
-    """A private tritonserver on a hard-linked copy of the POS and hashtag models."""
+    """A private tritonserver on a hard-linked copy of the four models."""
     root = tmp_path_factory.mktemp("refresh")
     repo = root / "model_repository"
-    for model in ("pos_tagger", "hashtag_generator"):
+    for model in ("pos_tagger", "hashtag_generator", "headline_generator",
+                  "constrained_headline_generator"):
         shutil.copytree(REPO_ROOT / "model_repository" / model, repo / model,
                         ignore=shutil.ignore_patterns("__pycache__"), copy_function=os.link)
     key = secrets.token_urlsafe(16)
@@ -106,17 +111,20 @@ def training_cli(*args: str, check: bool = False) -> tuple[int, dict, str]:
 
 @dataclass
 class Traffic:
-    """Posts into the pipeline and direct gRPC requests to Triton, until stopped."""
+    """Posts and articles into the pipeline and direct gRPC requests to Triton, until
+    stopped."""
 
     run: PipelineRun
     grpc_url: str
     sent: list[tuple[str, float]] = field(default_factory=list)  # (post id, time sent)
+    articles: list[str] = field(default_factory=list)  # ids sent
     versions: list[str] = field(default_factory=list)  # of direct requests
     errors: list[str] = field(default_factory=list)
     stop: threading.Event = field(default_factory=threading.Event)
 
     def start(self) -> list[threading.Thread]:
-        threads = [threading.Thread(target=self._posts), threading.Thread(target=self._direct)]
+        threads = [threading.Thread(target=target)
+                   for target in (self._posts, self._articles, self._direct)]
         for t in threads:
             t.start()
         return threads
@@ -130,6 +138,20 @@ class Traffic:
                 yield post_id.encode(), post_bytes(post_id, TEXTS[i % len(TEXTS)])
                 i += 1
         self.run.produce(items(), rate=20)
+
+    def _articles(self) -> None:
+        def items() -> Iterator[tuple[bytes, bytes]]:
+            i = 0
+            while not self.stop.is_set():
+                sample = ARTICLES[i % len(ARTICLES)]
+                article = pb.Article(
+                    id=f"{self.run.name}-a{i}", source=sample["source"], lang=sample["lang"],
+                    title=sample["title"], body=sample["body"],
+                    required_phrases=sample["required_phrases"])
+                self.articles.append(article.id)
+                yield article.id.encode(), article.SerializeToString()
+                i += 1
+        self.run.produce(items(), rate=0.5, topic=self.run.topics.articles_raw)
 
     def _direct(self) -> None:
         client = grpcclient.InferenceServerClient(self.grpc_url)
@@ -186,8 +208,13 @@ def test_publish_and_rollback_under_traffic_lose_nothing_and_switch_versions(
             t.join()
     ids = [post_id for post_id, _ in traffic.sent]
     assert run.wait_indexed(ids, timeout=300), "not every post was indexed"
+    assert run.wait_indexed(traffic.articles, timeout=300, pattern=run.article_index_pattern), \
+        "not every article was indexed"
     outcome = run.outcome(ids)
     docs = run.sources(["pos_model"])
+    article_letters = [x for topic in (run.topics.articles_raw_dlq,
+                                       run.topics.articles_headlines_dlq)
+                       for x in run.topic_records(topic)]
     run.cleanup()
 
     after_up = set(traffic.sent_after(switched_up)) - set(traffic.sent_after(rolling_back))
@@ -197,11 +224,14 @@ def test_publish_and_rollback_under_traffic_lose_nothing_and_switch_versions(
                       "direct_by_version": {v: traffic.versions.count(v)
                                             for v in sorted(set(traffic.versions))},
                       "posts_sent_while_3_served": len(after_up),
-                      "posts_sent_after_rollback": len(after_back)}))
+                      "posts_sent_after_rollback": len(after_back),
+                      "articles": len(traffic.articles),
+                      "articles_dead_lettered": len(article_letters)}))
     assert not traffic.errors, traffic.errors[:3]
     assert {"2", "3"} <= set(traffic.versions)
     assert outcome["lost"] == 0 and outcome["good_dead_lettered"] == 0, outcome
     assert outcome["duplicate_documents"] == 0, outcome
+    assert traffic.articles and article_letters == []
     assert "failed (attempt" not in worker.log(), "the worker retried a request"
     assert after_up and after_back
     assert {docs[i]["pos_model"]["version"] for i in after_up} == {"3"}
