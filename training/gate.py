@@ -8,13 +8,13 @@ primary metric is more than ``tolerance`` below the serving version's, or a safe
 given the single most frequent hashtag) rises by more than its allowance.
 
 Gate data by default (the first ``gate_size`` examples of each: the whole sets for the
-tagger, 300 for the generators; the same sets that select
-checkpoints in training, plus the held-out-source dev sets of ``python -m training data``
-when they have been built under runs/data/):
+tagger, 300 for the generators): the sets that select checkpoints in training, plus the
+held-out-source dev sets that ``python -m training data <task> --out data/<task>`` builds,
+when they are there:
 
     pos_tagger                      ritter/dev (PTB tags), ark_oct27/test (ARK tags)
-    hashtag_generator               hashtag/<lang>/dev, runs/data/hashtag/<lang>/dev_ood
-    headline_generator              headline/<lang>/dev, runs/data/headline/<lang>/dev_ood
+    hashtag_generator               hashtag/<lang>/dev, data/hashtag/<lang>/dev_ood
+    headline_generator              headline/<lang>/dev, data/headline/<lang>/dev_ood
     constrained_headline_generator  the same as headline_generator
 
 Test sets (reported in the model card, never used to decide) follow the same pattern.
@@ -29,6 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from training.paths import REPO_ROOT, data_dir
+
+#: Where ``python -m training data hashtag|headline --out data/<task>`` writes the extra
+#: training pairs and the held-out-source dev sets (git-ignored).
+EXTRA_DATA = REPO_ROOT / "data"
 
 
 class Unloadable(Exception):
@@ -148,7 +152,7 @@ def _generator_sets(task: str) -> Callable[[str | None, str], list[GateSet]]:
         root = _shared(task)
         if root and (root / lang / f"{split}.jsonl").exists():
             found.append(GateSet(f"{task}/{lang}/{split}", root / lang / f"{split}.jsonl", lang))
-        ood = REPO_ROOT / "runs" / "data" / task / lang / "dev_ood.jsonl"
+        ood = EXTRA_DATA / task / lang / "dev_ood.jsonl"
         if split == "dev" and ood.exists():
             found.append(GateSet(f"{task}/{lang}/dev_ood", ood, lang))
         return found

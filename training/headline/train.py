@@ -18,9 +18,9 @@ Extra data (`[data]` table of the config, all optional; paths relative to the re
 root unless absolute; the files come from `python -m training data headline --out DIR`):
 
     [data]
-    train_extra = ["data/headline_extra/en/train_extra.jsonl"]  # added to train.jsonl
+    train_extra = ["data/headline/en/train_extra.jsonl"]  # added to train.jsonl
     registers = ["news"]          # keep only these `register`s of the extra files
-    dev_ood = "data/headline_extra/en/dev_ood.jsonl"            # a second dev set
+    dev_ood = "data/headline/en/dev_ood.jsonl"            # a second dev set
     dev_ood_articles = 300
 
 Checkpoint selection: without `dev_ood`, the best greedy ROUGE-L F on the first
