@@ -14,8 +14,10 @@ twice (`repeat_rule`, `NoRepeats`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from training.beam import Hypothesis, beam_search, expand
@@ -29,6 +31,7 @@ from training.headline.seq2bf import (
     next_side,
 )
 from training.headline.vocab import BOS, EOS, PAD, SEP, UNK, Vocab
+from training.headline.wholewords import ArticleWords, WholeWords
 
 # Shortest headline a search may end with, in tokens (the phrase's included), per language.
 # Models early in training put more mass on [EOS] than on any single word, so without a
@@ -186,11 +189,17 @@ class _Search:
 
 
 class GeneratorSearch(_Search):
-    per_row = ("coverage",)
+    per_row = ("coverage", "row_words")
 
     def __init__(self, model: HeadlineGenerator, src: torch.Tensor, src_ext: torch.Tensor,
-                 n_ext: int, beam: int, min_tokens: int, rule: RepeatRule | None = None):
+                 n_ext: int, beam: int, min_tokens: int, rule: RepeatRule | None = None,
+                 words: WholeWords | None = None,
+                 articles: Sequence[ArticleWords] | None = None):
         self.model, self.beam, self.n_ext, self.min_tokens = model, beam, n_ext, min_tokens
+        self.words = words
+        if words is not None and articles is not None:  # one entry per hypothesis row
+            self.row_words = np.empty(len(articles) * beam, dtype=object)
+            self.row_words[:] = [a for a in articles for _ in range(beam)]
         memory, valid = model.encode(src)
         self.cross_kv = [(expand(k, beam), expand(v, beam))
                          for k, v in model.cross_keys_values(memory)]
@@ -227,6 +236,9 @@ class GeneratorSearch(_Search):
         logp[:, NEVER] = float("-inf")
         if self.t < max(self.min_tokens, 1):
             logp[:, EOS] = float("-inf")
+        if self.words is not None and hasattr(self, "row_words"):
+            texts = [[t for t in row if t >= 0] for row in self.repeats.text.tolist()]
+            logp = self.words.block(logp, texts, self.row_words)
         self.t += 1
         return logp
 
@@ -342,10 +354,13 @@ class Seq2BFSearch(_Search):
 
 def generate(model: HeadlineGenerator, src: torch.Tensor, src_ext: torch.Tensor, n_ext: int,
              beam: int = 4, n_best: int = 1, alpha: float = 1.0,
-             min_tokens: int = MIN_TOKENS["en"],
-             rule: RepeatRule | None = None) -> list[list[Hypothesis]]:
+             min_tokens: int = MIN_TOKENS["en"], rule: RepeatRule | None = None,
+             words: WholeWords | None = None,
+             articles: Sequence[ArticleWords] | None = None) -> list[list[Hypothesis]]:
+    """``words`` and ``articles`` (one per input): the whole-word rule (wholewords.py)."""
     model.eval()
-    search = GeneratorSearch(model, src, src_ext, n_ext, beam, min_tokens, rule)
+    search = GeneratorSearch(model, src, src_ext, n_ext, beam, min_tokens, rule, words,
+                             articles)
     return beam_search(search, src.shape[0], beam, n_best, model.cfg.max_target, alpha)
 
 

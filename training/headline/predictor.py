@@ -32,6 +32,7 @@ from training.headline.decode import (
 from training.headline.model import HeadlineConfig, HeadlineGenerator
 from training.headline.seq2bf import STRATEGIES, Seq2BF, Seq2BFConfig
 from training.headline.vocab import Source, Vocab
+from training.headline.wholewords import WholeWords
 
 KINDS = ("generator", "he", "seq2bf")
 BATCH_TOKENS = 16_384  # padded source tokens per forward pass
@@ -84,6 +85,9 @@ class HeadlinePredictor:
         self.alpha = length_penalty(kind, lang)  # beam search's
         self.min_tokens = MIN_TOKENS[lang]  # and its shortest headline
         self.rule = repeat_rule(vocab, lang)  # and what it may not repeat
+        # and, for English full headlines, which words it may write (wholewords.py)
+        known = self.meta.get("whole_words")
+        self.words = WholeWords(vocab, known) if known and lang == "en" else None
 
     @classmethod
     def load(cls, checkpoint: str | Path, threads: int | None = None) -> HeadlinePredictor:
@@ -118,9 +122,12 @@ class HeadlinePredictor:
         for group in _batches([len(s.ids) for s in sources]):
             chunk = [sources[i] for i in group]
             n_ext = max(len(s.oovs) for s in chunk)
+            arts = ([self.words.article(articles[i], s.oovs) for i, s in zip(group, chunk,
+                                                                             strict=True)]
+                    if self.words else None)
             hyps = generate(self.model, _pad([s.ids for s in chunk]),
                             _pad([s.ext_ids for s in chunk]), n_ext, beam, n_best, self.alpha,
-                            self.min_tokens, self.rule)
+                            self.min_tokens, self.rule, self.words, arts)
             for i, s, h in zip(group, chunk, hyps, strict=True):
                 out[i] = Headlines([(self.vocab.decode(x.tokens, s.oovs), round(x.score, 4))
                                     for x in h], truncated[i])

@@ -1,0 +1,73 @@
+"""The whole-word rule of the English headline generator (training/headline/wholewords.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from training.headline.vocab import EOS
+from training.headline.wholewords import WholeWords
+from training.paths import REPO_ROOT
+
+
+class CharPieces:
+    """A stand-in vocabulary: token id i decodes to PIECES[i]."""
+
+    PIECES = ["", "", "", "", "", "AOL", "els", " shares", " rise", " Net", "scape", " buys"]
+
+    def decode(self, tokens: list[int], oovs: list[str]) -> str:
+        return "".join(self.PIECES[t] for t in tokens)
+
+
+RULE = WholeWords(CharPieces(), ["shares", "rise", "aol"])
+ART = RULE.article("AOL to buy Netscape for 4.2 billion", [])
+
+
+@pytest.mark.parametrize(("before", "after", "ended", "allowed"), [
+    ("AOL", "AOLels", False, False),          # a word nobody wrote
+    ("AOL", "AOL shares", False, True),       # known words
+    ("AOL sh", "AOL shar", False, True),      # the beginning of a known word
+    ("AOL shar", "AOL shar", True, False),    # ... may not end the headline
+    ("AOL shar", "AOL shar rise", False, False),  # ... nor be left unfinished
+    ("", "Netsc", False, True),               # the beginning of an article word
+    ("AOL", "AOL buys", False, False),        # "buys" is neither known nor in the article
+    ("AOL", "AOL 4.2", False, True),          # numbers always pass
+])
+def test_words_must_be_known_or_from_the_article(before, after, ended, allowed) -> None:
+    assert RULE.allows(before, after, ended, ART) is allowed
+
+
+def test_block_keeps_only_the_next_tokens_that_form_known_words() -> None:
+    logp = torch.full((1, len(CharPieces.PIECES)), -5.0)
+    logp[0, 6] = -0.1  # "els" would make "AOLels"
+    logp[0, 7] = -1.0  # " shares"
+    logp[0, 11] = -2.0  # " buys"
+    out = RULE.block(logp, [[5]], [ART])
+    assert out[0, 6] == float("-inf") and out[0, 11] == float("-inf")
+    assert out[0, 7] == -1.0 and out[0, EOS] == -5.0  # "AOL" is a word: the headline may end
+
+
+def test_a_hypothesis_with_no_allowed_token_is_left_unconstrained() -> None:
+    logp = torch.full((1, len(CharPieces.PIECES)), float("-inf"))
+    logp[0, 6] = -0.1
+    assert torch.equal(RULE.block(logp, [[5]], [ART]), logp)
+
+
+def test_the_shipped_english_generator_writes_only_known_words_with_the_rule() -> None:
+    from training.headline.predictor import HeadlinePredictor
+    from training.headline.quality import words
+    from training.repository import shipped
+
+    pairs = [json.loads(line) for line in
+             (REPO_ROOT / "tests" / "data" / "headline_en_sample.jsonl").read_text().splitlines()]
+    known = {w for p in pairs for w in words(p["article"] + " " + p["headline"], "en")}
+    predictor = HeadlinePredictor.load(shipped("headline_generator", "headline_en.pt"))
+    predictor.words = WholeWords(predictor.vocab, known)
+    articles = [p["article"] for p in pairs[:4]]
+    for article, out in zip(articles, predictor.headlines(articles), strict=True):
+        headline = out.candidates[0][0]
+        unknown = [w for w in words(headline, "en")
+                   if w not in known and not any(c.isdigit() for c in w)]
+        assert not unknown, (headline, unknown)

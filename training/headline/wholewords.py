@@ -1,0 +1,101 @@
+"""Whole words only: an English headline may contain only words the model has read.
+
+A subword decoder can glue pieces into words that exist nowhere ("AOLels": the copied
+"AOL" plus a generated "els"). This rule, applied inside the beam search of the full
+generator, lets a hypothesis grow only while every finished word is a known word and the
+unfinished last word is the beginning of one. Known words are the lower-cased rouge-score
+tokens (runs of a-z and 0-9, the unit of `quality.degenerate`) of the training articles
+and headlines, stored with the checkpoint, plus the words of the article being read;
+anything with a digit passes (numbers, "4th", "10-year").
+
+Only the `TOP_K` best next tokens of each hypothesis are checked (beam search keeps at
+most `beam` of them per hypothesis); a hypothesis none of whose top tokens passes is left
+unconstrained rather than killed.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import torch
+
+from training.headline.vocab import EOS, Vocab
+
+WORD = re.compile(r"[a-z0-9]+")
+TOP_K = 16
+
+
+@dataclass(frozen=True)
+class ArticleWords:
+    """One article's words (sorted and as a set) and its copied unknown tokens."""
+
+    sorted: tuple[str, ...]
+    set: frozenset[str]
+    oovs: tuple[str, ...]
+
+
+def _has_prefix(words: Sequence[str], prefix: str) -> bool:
+    i = bisect.bisect_left(words, prefix)
+    return i < len(words) and words[i].startswith(prefix)
+
+
+class WholeWords:
+    def __init__(self, vocab: Vocab, known: Iterable[str]):
+        self.vocab = vocab
+        self.known = frozenset(known)
+        self.sorted = tuple(sorted(self.known))
+
+    def article(self, text: str, oovs: Sequence[str]) -> ArticleWords:
+        words = set(WORD.findall(text.lower()))
+        return ArticleWords(tuple(sorted(words)), frozenset(words), tuple(oovs))
+
+    def complete(self, word: str, art: ArticleWords) -> bool:
+        return any(c.isdigit() for c in word) or word in self.known or word in art.set
+
+    def started(self, prefix: str, art: ArticleWords) -> bool:
+        return (any(c.isdigit() for c in prefix) or _has_prefix(self.sorted, prefix)
+                or _has_prefix(art.sorted, prefix))
+
+    def allows(self, before: str, after: str, ended: bool, art: ArticleWords) -> bool:
+        """Whether text ``before`` may become ``after`` (``ended``: the headline ends)."""
+        old, new = WORD.findall(before.lower()), WORD.findall(after.lower())
+        same = 0
+        while same < min(len(old), len(new)) and old[same] == new[same]:
+            same += 1
+        open_last = not ended and bool(after) and after[-1].isalnum()
+        # the old last word may be finished by this step: check it again with the new ones
+        for k in range(max(0, min(same, len(old) - 1)), len(new)):
+            word = new[k]
+            last = k == len(new) - 1
+            if last and open_last:
+                if not self.started(word, art):
+                    return False
+            elif not self.complete(word, art):
+                return False
+        return True
+
+    def block(self, logp: torch.Tensor, texts: Sequence[list[int]],
+              arts: Sequence[ArticleWords]) -> torch.Tensor:
+        """logp (rows, V+ext) with -inf for the next tokens that would break the rule;
+        ``texts``: each row's generated token ids so far."""
+        k = min(TOP_K, logp.shape[1])
+        values, indices = logp.topk(k, -1)
+        out = torch.full_like(logp, float("-inf"))
+        for r, (tokens, art) in enumerate(zip(texts, arts, strict=True)):
+            before = self.vocab.decode(tokens, list(art.oovs))
+            allowed = []
+            for value, tok in zip(values[r].tolist(), indices[r].tolist(), strict=True):
+                if value == float("-inf"):
+                    break
+                ended = tok == EOS
+                after = before if ended else self.vocab.decode(tokens + [tok], list(art.oovs))
+                if self.allows(before, after, ended, art):
+                    allowed.append(tok)
+            if allowed:
+                out[r, allowed] = logp[r, allowed]
+            else:
+                out[r] = logp[r]
+        return out
