@@ -55,6 +55,7 @@ from training.headline.data import (
 from training.headline.metrics import rouge
 from training.headline.model import HeadlineConfig, HeadlineGenerator
 from training.headline.predictor import HeadlinePredictor, save_checkpoint
+from training.headline.quality import training_vocabulary
 from training.headline.seq2bf import Seq2BF, Seq2BFConfig
 from training.headline.vocab import Vocab, build_vocab
 from training.paths import REPO_ROOT, data_dir
@@ -257,6 +258,10 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
     vocab = build_vocab(lang, [p.article for p in train_pairs] + [p.headline for p in train_pairs],
                         cfg.get("vocab_size", 12000))
     model, kind = build(task, choice, mc, len(vocab), he_base)
+    # the words an English full headline may use (wholewords.py), saved with the checkpoint
+    whole_words = (sorted(training_vocabulary((p.article + "\n" + p.headline
+                                               for p in train_pairs), lang))
+                   if lang == "en" and task == "headline" else [])
     opt = optimizer(model, tc)
     start_epoch, best, best_epoch = 0, -1.0, 0
     if resume and (out / "last.pt").exists():
@@ -287,7 +292,8 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
         t0 = time.time()
         losses = run_epoch(model, kind, choice, opt, examples, tc, rng, schedule,
                            f"epoch {epoch + 1}/{epochs}")
-        predictor = HeadlinePredictor(model, vocab, lang, kind)
+        # selection decodes as serving will: with the whole-word rule where it applies
+        predictor = HeadlinePredictor(model, vocab, lang, kind, {"whole_words": whole_words})
         metrics = dev_scores(predictor, dev)
         ood = dev_scores(predictor, dev_ood) if dev_ood else None
         score = selection_score(metrics, ood)
@@ -301,7 +307,8 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
             best, best_epoch = score, epoch + 1
             meta = {"config": Path(config_path).name, "run": name, "epoch": epoch + 1,
                     "epochs": epochs, "pretrain_epochs": pretrain_epochs, "dev": metrics,
-                    **({"dev_ood": ood} if ood else {})}
+                    **({"dev_ood": ood} if ood else {}),
+                    **({"whole_words": whole_words} if whole_words else {})}
             save_checkpoint(out / "best.pt", model, vocab, lang, kind, meta)
         torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": epoch,
                     "best": best, "best_epoch": best_epoch, "vocab": vocab.to_state(),

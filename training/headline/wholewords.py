@@ -6,7 +6,7 @@ generator, lets a hypothesis grow only while every finished word is a known word
 unfinished last word is the beginning of one. Known words are the lower-cased rouge-score
 tokens (runs of a-z and 0-9, the unit of `quality.degenerate`) of the training articles
 and headlines, stored with the checkpoint, plus the words of the article being read;
-anything with a digit passes (numbers, "4th", "10-year").
+numbers pass ("1987", "4th", "1990s"; "10-year" is "10" and "year").
 
 Only the `TOP_K` best next tokens of each hypothesis are checked (beam search keeps at
 most `beam` of them per hypothesis); a hypothesis none of whose top tokens passes is left
@@ -25,7 +25,9 @@ import torch
 from training.headline.vocab import EOS, Vocab
 
 WORD = re.compile(r"[a-z0-9]+")
-TOP_K = 16
+NUMBER = re.compile(r"\d+(?:st|nd|rd|th|s)?")  # 1987, 4th, 1990s; not "corporate50"
+NUMBER_START = re.compile(r"\d+(?:s|st|n|nd|r|rd|t|th)?")  # what can still become one
+TOP_K = 32
 
 
 @dataclass(frozen=True)
@@ -53,10 +55,10 @@ class WholeWords:
         return ArticleWords(tuple(sorted(words)), frozenset(words), tuple(oovs))
 
     def complete(self, word: str, art: ArticleWords) -> bool:
-        return any(c.isdigit() for c in word) or word in self.known or word in art.set
+        return bool(NUMBER.fullmatch(word)) or word in self.known or word in art.set
 
     def started(self, prefix: str, art: ArticleWords) -> bool:
-        return (any(c.isdigit() for c in prefix) or _has_prefix(self.sorted, prefix)
+        return (bool(NUMBER_START.fullmatch(prefix)) or _has_prefix(self.sorted, prefix)
                 or _has_prefix(art.sorted, prefix))
 
     def allows(self, before: str, after: str, ended: bool, art: ArticleWords) -> bool:
