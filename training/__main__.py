@@ -25,6 +25,7 @@
         [--repository model_repository] [--triton HOST:PORT] [--force] [--gate-data FILE[:OPT]]
     python -m training rollback MODEL [--to VERSION] [--triton HOST:PORT]
     python -m training data headline --out DIR [--data DATA_DIR] [--lang en|zh]
+    python -m training whole-words --checkpoint CKPT --out runs/<run>_ww/best.pt
 """
 
 from __future__ import annotations
@@ -155,6 +156,14 @@ def main(argv: list[str] | None = None) -> None:
     p_insp.add_argument("task", choices=["pos"])
     p_insp.add_argument("--model", help="dcnn checkpoint (default: the shipped one)")
 
+    p_ww = sub.add_parser("whole-words", help="headline (English full generator): copy a "
+                          "checkpoint with its training word list, which turns the whole-word "
+                          "rule of decoding on (training/headline/wholewords.py)")
+    p_ww.add_argument("--checkpoint", required=True)
+    p_ww.add_argument("--out", required=True, help="e.g. runs/<run>_ww/best.pt")
+    p_ww.add_argument("--train-data", action="append", metavar="FILE",
+                      help="training JSONL (repeatable; default <data>/headline/en/train.jsonl)")
+
     p_emb = sub.add_parser("embeddings", help="pos: word2vec on unlabeled tweets (gensim)")
     p_emb.add_argument("task", choices=["pos"])
     p_emb.add_argument("--out", default=str(REPO_ROOT / "runs" / "embeddings" /
@@ -165,7 +174,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.command in ("publish", "rollback"):
         raise SystemExit(refresh_command(args))
-    need = {"pos": "tagset", "hashtag": "lang", "constrained-headline": "strategy"}.get(args.task)
+    need = {"pos": "tagset", "hashtag": "lang",
+            "constrained-headline": "strategy"}.get(getattr(args, "task", ""))
     if (need and args.command in ("evaluate", "baseline", "compare")
             and getattr(args, need, "") is None):
         parser.error(f"{args.command} {args.task} needs --{need}")
@@ -214,6 +224,12 @@ def main(argv: list[str] | None = None) -> None:
         from training.pos.baseline import evaluate_baseline
 
         print(json.dumps(evaluate_baseline(args.data, args.tagset)))
+    elif args.command == "whole-words":
+        from training.headline.evaluate import default_training_files
+        from training.headline.wholewords import add_word_list
+
+        print(json.dumps(add_word_list(args.checkpoint, args.out,
+                                       args.train_data or default_training_files("en"))))
     elif args.command == "embeddings":
         from training.pos.embeddings import train_embeddings
 

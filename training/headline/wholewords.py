@@ -16,9 +16,12 @@ unconstrained rather than killed.
 from __future__ import annotations
 
 import bisect
+import json
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
@@ -101,3 +104,28 @@ class WholeWords:
             else:
                 out[r] = logp[r]
         return out
+
+
+def add_word_list(checkpoint: str | Path, out: str | Path,
+                  train_data: Sequence[str | Path]) -> dict:
+    """Copy an English full-generator checkpoint with the training vocabulary of
+    ``train_data`` as its whole-word list (checkpoints trained before the rule existed);
+    weights unchanged. Writes ``run.json`` beside ``out`` for the model card."""
+    from training.headline.quality import vocabulary_from_files
+    from training.provenance import file_entry, git_commit, now
+
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    if state["kind"] != "generator" or state["lang"] != "en":
+        raise SystemExit(f"{checkpoint} is a {state['lang']} {state['kind']} checkpoint; the "
+                         "whole-word rule is for English full generators")
+    words = sorted(vocabulary_from_files(train_data, "en"))
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    state["meta"] = {**state.get("meta", {}), "whole_words": words, "run": out.parent.name}
+    torch.save(state, out)
+    record = {"command": "python -m training " + " ".join(sys.argv[1:]),
+              "derived_from": file_entry(checkpoint),
+              "data": [file_entry(p) for p in train_data], "code": git_commit(),
+              "started_at": now(), "whole_words": len(words)}
+    (out.parent / "run.json").write_text(json.dumps(record, indent=1) + "\n")
+    return {"checkpoint": str(out), "whole_words": len(words), **file_entry(out)}
