@@ -17,8 +17,11 @@ class CharPieces:
 
     PIECES = ["", "", "", "", "", "AOL", "els", " shares", " rise", " Net", "scape", " buys"]
 
-    def decode(self, tokens: list[int], oovs: list[str]) -> str:
-        return "".join(self.PIECES[t] for t in tokens)
+    def __len__(self) -> int:
+        return len(self.PIECES)
+
+    def surface(self, token: int) -> str:
+        return self.PIECES[token]
 
 
 RULE = WholeWords(CharPieces(), ["shares", "rise", "aol"])

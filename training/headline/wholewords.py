@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from training.headline.vocab import EOS, Vocab
+from training.headline.vocab import EOS, SEP, Vocab
 
 WORD = re.compile(r"[a-z0-9]+")
 NUMBER = re.compile(r"\d+(?:st|nd|rd|th|s)?")  # 1987, 4th, 1990s; not "corporate50"
@@ -49,7 +49,8 @@ def _has_prefix(words: Sequence[str], prefix: str) -> bool:
 
 class WholeWords:
     def __init__(self, vocab: Vocab, known: Iterable[str]):
-        self.vocab = vocab
+        self.vocab, self.size = vocab, len(vocab)
+        self._surfaces: dict[int, str] = {}
         self.known = frozenset(known)
         self.sorted = tuple(sorted(self.known))
 
@@ -90,13 +91,13 @@ class WholeWords:
         values, indices = logp.topk(k, -1)
         out = torch.full_like(logp, float("-inf"))
         for r, (tokens, art) in enumerate(zip(texts, arts, strict=True)):
-            before = self.vocab.decode(tokens, list(art.oovs))
+            before = "".join(self._surface(t, art) for t in tokens)
             allowed = []
             for value, tok in zip(values[r].tolist(), indices[r].tolist(), strict=True):
                 if value == float("-inf"):
                     break
                 ended = tok == EOS
-                after = before if ended else self.vocab.decode(tokens + [tok], list(art.oovs))
+                after = before if ended else before + self._surface(tok, art)
                 if self.allows(before, after, ended, art):
                     allowed.append(tok)
             if allowed:
@@ -104,6 +105,14 @@ class WholeWords:
             else:
                 out[r] = logp[r]
         return out
+
+    def _surface(self, token: int, art: ArticleWords) -> str:
+        """The text a token adds (as `Vocab.decode` joins it; specials add nothing)."""
+        if token >= self.size:
+            return art.oovs[token - self.size]
+        if token not in self._surfaces:
+            self._surfaces[token] = self.vocab.surface(token) if token > SEP else ""
+        return self._surfaces[token]
 
 
 def add_word_list(checkpoint: str | Path, out: str | Path,
