@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from training.headline.vocab import EOS
-from training.headline.wholewords import WholeWords
+from training.headline.wholewords import NUMBER, WholeWords
 from training.paths import REPO_ROOT
 
 
@@ -44,6 +44,17 @@ def test_words_must_be_known_or_from_the_article(before, after, ended, allowed) 
     assert RULE.allows(before, after, ended, ART) is allowed
 
 
+@pytest.mark.parametrize(("before", "after", "ended", "allowed"), [
+    (" shares rise", "AOL shares rise", False, True),     # a whole word in front
+    (" shares rise", "OL shares rise", False, True),      # the end of an article word
+    (" shares rise", "OL shares rise", True, False),      # ... may not begin the headline
+    (" shares rise", "xqz shares rise", False, False),    # no word ends in "xqz"
+    ("shares rise", "AOLshares rise", False, False),      # glued to the word after it
+])
+def test_seq2bf_words_grown_leftwards_must_be_known_too(before, after, ended, allowed) -> None:
+    assert RULE.allows_before(before, after, ended, ART) is allowed
+
+
 def test_block_keeps_only_the_next_tokens_that_form_known_words() -> None:
     logp = torch.full((1, len(CharPieces.PIECES)), -5.0)
     logp[0, 6] = -0.1  # "els" would make "AOLels"
@@ -60,7 +71,8 @@ def test_a_hypothesis_with_no_allowed_token_is_left_unconstrained() -> None:
     assert torch.equal(RULE.block(logp, [[5]], [ART]), logp)
 
 
-def test_the_shipped_english_generator_writes_only_known_words_with_the_rule() -> None:
+@pytest.mark.parametrize("model", ["headline_generator", "constrained_headline_generator"])
+def test_the_shipped_english_models_write_only_known_words_with_the_rule(model: str) -> None:
     from training.headline.predictor import HeadlinePredictor
     from training.headline.quality import words
     from training.repository import shipped
@@ -68,10 +80,12 @@ def test_the_shipped_english_generator_writes_only_known_words_with_the_rule() -
     pairs = [json.loads(line) for line in
              (REPO_ROOT / "tests" / "data" / "headline_en_sample.jsonl").read_text().splitlines()]
     known = {w for p in pairs for w in words(p["article"] + " " + p["headline"], "en")}
-    predictor = HeadlinePredictor.load(shipped("headline_generator", "headline_en.pt"))
+    predictor = HeadlinePredictor.load(shipped(model, "headline_en.pt"))
     predictor.words = WholeWords(predictor.vocab, known)
     articles = [p["article"] for p in pairs[:4]]
-    for out in predictor.headlines(articles):
+    outputs = (predictor.headlines(articles) if model == "headline_generator" else
+               predictor.constrained(articles, [p["phrase"] for p in pairs[:4]]))
+    for out in outputs:
         headline = out.candidates[0][0]
-        unknown = [w for w in words(headline, "en") if w not in known and not w.isdigit()]
+        unknown = [w for w in words(headline, "en") if w not in known and not NUMBER.fullmatch(w)]
         assert not unknown, (headline, unknown)

@@ -250,12 +250,19 @@ class GeneratorSearch(_Search):
 class Seq2BFSearch(_Search):
     """Rows grow a headline on the side the strategy names; see seq2bf.py."""
 
-    per_row = ("cache_valid", "frontier", "next_pos", "count", "done", "side", "short_by")
+    per_row = ("cache_valid", "frontier", "next_pos", "count", "done", "side", "short_by",
+               "row_words")
 
     def __init__(self, model: Seq2BF, src: torch.Tensor, phrases: list[list[int]], beam: int,
                  strategy: str, min_tokens: int, src_ext: torch.Tensor | None = None,
-                 n_ext: int = 0, rule: RepeatRule | None = None):
+                 n_ext: int = 0, rule: RepeatRule | None = None,
+                 words: WholeWords | None = None,
+                 articles: Sequence[ArticleWords] | None = None):
         self.model, self.beam, self.strategy, self.n_ext = model, beam, strategy, n_ext
+        self.words = words
+        if words is not None and articles is not None:  # one entry per hypothesis row
+            self.row_words = np.empty(len(articles) * beam, dtype=object)
+            self.row_words[:] = [a for a in articles for _ in range(beam)]
         memory, valid = model.encode(src)
         if model.pointer is not None:
             self.memory = expand(memory, beam)
@@ -343,6 +350,11 @@ class Seq2BFSearch(_Search):
         last_side = self.done[rows, 1 - self.side] & (self.short_by > 0)
         end = torch.where(is_back, BOS, EOS)
         logp[rows[last_side], end[last_side]] = float("-inf")
+        if self.words is not None and hasattr(self, "row_words"):
+            text, left, right = (self.repeats.text.tolist(), self.repeats.left.tolist(),
+                                 self.repeats.right.tolist())
+            texts = [row[a:b] for row, a, b in zip(text, left, right, strict=True)]
+            logp = self.words.block(logp, texts, self.row_words, is_back.tolist(), BOS)
         return logp
 
     def ends(self, src: torch.Tensor, tok: torch.Tensor) -> torch.Tensor:
@@ -368,14 +380,17 @@ def generate_constrained(model: Seq2BF, src: torch.Tensor, phrases: list[list[in
                          beam: int = 3, n_best: int = 1, strategy: str = "tok-b",
                          alpha: float = 1.0, min_tokens: int = MIN_TOKENS["en"],
                          src_ext: torch.Tensor | None = None, n_ext: int = 0,
-                         rule: RepeatRule | None = None) -> list[list[Hypothesis]]:
+                         rule: RepeatRule | None = None, words: WholeWords | None = None,
+                         articles: Sequence[ArticleWords] | None = None,
+                         ) -> list[list[Hypothesis]]:
     """Seq2BF beam search in the given generation order (the paper's beam is 3). src_ext
     and n_ext: the articles' extended ids, for a copying model (tokens may then be
     extended ids)."""
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy {strategy!r} not in {STRATEGIES}")
     model.eval()
-    search = Seq2BFSearch(model, src, phrases, beam, strategy, min_tokens, src_ext, n_ext, rule)
+    search = Seq2BFSearch(model, src, phrases, beam, strategy, min_tokens, src_ext, n_ext, rule,
+                          words, articles)
     return beam_search(search, src.shape[0], beam, n_best, model.cfg.max_target, alpha)
 
 

@@ -89,6 +89,12 @@ class HeadlinePredictor:
         known = self.meta.get("whole_words")
         self.words = WholeWords(vocab, known) if known and lang == "en" else None
 
+    def _article_words(self, texts: list[str], sources: list[Source]) -> list | None:
+        """The whole-word rule's per-article data (None when the rule is off)."""
+        if self.words is None:
+            return None
+        return [self.words.article(t, s.oovs) for t, s in zip(texts, sources, strict=True)]
+
     @classmethod
     def load(cls, checkpoint: str | Path, threads: int | None = None) -> HeadlinePredictor:
         if threads:
@@ -122,9 +128,7 @@ class HeadlinePredictor:
         for group in _batches([len(s.ids) for s in sources]):
             chunk = [sources[i] for i in group]
             n_ext = max(len(s.oovs) for s in chunk)
-            arts = ([self.words.article(articles[i], s.oovs) for i, s in zip(group, chunk,
-                                                                             strict=True)]
-                    if self.words else None)
+            arts = self._article_words([articles[i] for i in group], chunk)
             hyps = generate(self.model, _pad([s.ids for s in chunk]),
                             _pad([s.ext_ids for s in chunk]), n_ext, beam, n_best, self.alpha,
                             self.min_tokens, self.rule, self.words, arts)
@@ -149,10 +153,12 @@ class HeadlinePredictor:
             if self.kind == "he":
                 inputs = [prefixed_source(self.vocab, phrases[i], sources[i],
                                           self.cfg.max_source) for i in group]
+                arts = self._article_words([f"{phrases[i]} {articles[i]}" for i in group],
+                                           inputs)
                 hyps = generate(self.model, _pad([s.ids for s in inputs]),
                                 _pad([s.ext_ids for s in inputs]),
                                 max(len(s.oovs) for s in inputs), beam, n_best, self.alpha,
-                                self.min_tokens, self.rule)
+                                self.min_tokens, self.rule, self.words, arts)
                 for i, s, h in zip(group, inputs, hyps, strict=True):
                     out[i] = Headlines([(self.vocab.decode(x.tokens, s.oovs), round(x.score, 4))
                                         for x in h], truncated[i])
@@ -161,11 +167,13 @@ class HeadlinePredictor:
             if order not in STRATEGIES:
                 raise ValueError(f"strategy {order!r} not in {STRATEGIES}")
             chunk = [sources[i] for i in group]
+            arts = self._article_words([f"{phrases[i]} {articles[i]}" for i in group], chunk)
             hyps = generate_constrained(self.model, _pad([s.ids for s in chunk]),
                                         [phrase_ids[i] for i in group], beam, n_best, order,
                                         self.alpha, self.min_tokens,
                                         _pad([s.ext_ids for s in chunk]),
-                                        max(len(s.oovs) for s in chunk), self.rule)
+                                        max(len(s.oovs) for s in chunk), self.rule,
+                                        self.words, arts)
             for i, s, h in zip(group, chunk, hyps, strict=True):
                 out[i] = Headlines([(self._around(phrases[i], x.tokens, order, s.oovs),
                                      round(x.score, 4)) for x in h], truncated[i])

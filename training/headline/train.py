@@ -258,10 +258,10 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
     vocab = build_vocab(lang, [p.article for p in train_pairs] + [p.headline for p in train_pairs],
                         cfg.get("vocab_size", 12000))
     model, kind = build(task, choice, mc, len(vocab), he_base)
-    # the words an English full headline may use (wholewords.py), saved with the checkpoint
+    # the words an English headline may use (wholewords.py), saved with the checkpoint
     whole_words = (sorted(training_vocabulary((p.article + "\n" + p.headline
                                                for p in train_pairs), lang))
-                   if lang == "en" and task == "headline" else [])
+                   if lang == "en" else [])
     opt = optimizer(model, tc)
     start_epoch, best, best_epoch = 0, -1.0, 0
     if resume and (out / "last.pt").exists():

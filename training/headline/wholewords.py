@@ -35,9 +35,11 @@ TOP_K = 32
 
 @dataclass(frozen=True)
 class ArticleWords:
-    """One article's words (sorted and as a set) and its copied unknown tokens."""
+    """One article's words (sorted, sorted reversed, as a set) and its copied unknown
+    tokens."""
 
     sorted: tuple[str, ...]
+    reversed: tuple[str, ...]
     set: frozenset[str]
     oovs: tuple[str, ...]
 
@@ -53,10 +55,12 @@ class WholeWords:
         self._surfaces: dict[int, str] = {}
         self.known = frozenset(known)
         self.sorted = tuple(sorted(self.known))
+        self.reversed = tuple(sorted(w[::-1] for w in self.known))  # for Seq2BF's left side
 
     def article(self, text: str, oovs: Sequence[str]) -> ArticleWords:
         words = set(WORD.findall(text.lower()))
-        return ArticleWords(tuple(sorted(words)), frozenset(words), tuple(oovs))
+        return ArticleWords(tuple(sorted(words)), tuple(sorted(w[::-1] for w in words)),
+                            frozenset(words), tuple(oovs))
 
     def complete(self, word: str, art: ArticleWords) -> bool:
         return bool(NUMBER.fullmatch(word)) or word in self.known or word in art.set
@@ -64,6 +68,12 @@ class WholeWords:
     def started(self, prefix: str, art: ArticleWords) -> bool:
         return (bool(NUMBER_START.fullmatch(prefix)) or _has_prefix(self.sorted, prefix)
                 or _has_prefix(art.sorted, prefix))
+
+    def ending(self, suffix: str, art: ArticleWords) -> bool:
+        """Whether some word ends with ``suffix`` (a word Seq2BF grows leftwards)."""
+        backwards = suffix[::-1]
+        return (suffix.isdigit() or bool(NUMBER.fullmatch(suffix))
+                or _has_prefix(self.reversed, backwards) or _has_prefix(art.reversed, backwards))
 
     def allows(self, before: str, after: str, ended: bool, art: ArticleWords) -> bool:
         """Whether text ``before`` may become ``after`` (``ended``: the headline ends)."""
@@ -83,22 +93,49 @@ class WholeWords:
                 return False
         return True
 
+    def allows_before(self, before: str, after: str, ended: bool, art: ArticleWords) -> bool:
+        """``allows`` for a token put in front of the text (Seq2BF's backward side)."""
+        old, new = WORD.findall(before.lower()), WORD.findall(after.lower())
+        same = 0
+        while same < min(len(old), len(new)) and old[-1 - same] == new[-1 - same]:
+            same += 1
+        open_first = not ended and bool(after) and after[0].isalnum()
+        changed = len(new) - same
+        # the old first word may be finished by this step: check it again with the new ones
+        for k in range(min(len(new), changed + 1)):
+            word = new[k]
+            if k == 0 and open_first:
+                if not self.ending(word, art):
+                    return False
+            elif not self.complete(word, art):
+                return False
+        return True
+
     def block(self, logp: torch.Tensor, texts: Sequence[list[int]],
-              arts: Sequence[ArticleWords]) -> torch.Tensor:
+              arts: Sequence[ArticleWords], backward: Sequence[bool] | None = None,
+              end_before: int = EOS) -> torch.Tensor:
         """logp (rows, V+ext) with -inf for the next tokens that would break the rule;
-        ``texts``: each row's generated token ids so far."""
+        ``texts``: each row's tokens so far in reading order; ``backward``: rows whose next
+        token goes in front (Seq2BF), ending with ``end_before`` ([BOS])."""
         k = min(TOP_K, logp.shape[1])
         values, indices = logp.topk(k, -1)
         out = torch.full_like(logp, float("-inf"))
         for r, (tokens, art) in enumerate(zip(texts, arts, strict=True)):
             before = "".join(self._surface(t, art) for t in tokens)
+            front = backward is not None and backward[r]
             allowed = []
             for value, tok in zip(values[r].tolist(), indices[r].tolist(), strict=True):
                 if value == float("-inf"):
                     break
-                ended = tok == EOS
-                after = before if ended else before + self._surface(tok, art)
-                if self.allows(before, after, ended, art):
+                if front:
+                    ended = tok == end_before
+                    after = before if ended else self._surface(tok, art) + before
+                    ok = self.allows_before(before, after, ended, art)
+                else:
+                    ended = tok == EOS
+                    after = before if ended else before + self._surface(tok, art)
+                    ok = self.allows(before, after, ended, art)
+                if ok:
                     allowed.append(tok)
             if allowed:
                 out[r, allowed] = logp[r, allowed]
@@ -124,9 +161,9 @@ def add_word_list(checkpoint: str | Path, out: str | Path,
     from training.provenance import file_entry, git_commit, now
 
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
-    if state["kind"] != "generator" or state["lang"] != "en":
-        raise SystemExit(f"{checkpoint} is a {state['lang']} {state['kind']} checkpoint; the "
-                         "whole-word rule is for English full generators")
+    if state["lang"] != "en":
+        raise SystemExit(f"{checkpoint} is a {state['lang']} checkpoint; the whole-word rule "
+                         "is for English")
     words = sorted(vocabulary_from_files(train_data, "en"))
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
