@@ -354,6 +354,7 @@ class SegTrm(nn.Module):
             return F.cross_entropy(self.logits(h[real]), targets[real],
                                    label_smoothing=label_smoothing)
         src = self.copy_source(enc, ids)
-        logp = self.copy_probs(h, y_in, self.copy.keys(src.states), src, real).clamp_min(1e-12).log()
+        p = self.copy_probs(h, y_in, self.copy.keys(src.states), src, real)
+        logp = p.clamp_min(1e-12).log()  # a token neither generated nor copyable has p = 0
         nll = -logp.gather(1, targets[real][:, None]).squeeze(1)
         return ((1 - label_smoothing) * nll - label_smoothing * logp.mean(-1)).mean()
