@@ -149,3 +149,26 @@ def test_a_checkpoint_from_before_copying_loads_as_a_no_copy_model(tmp_path):
     predictor = HashtagPredictor(tmp_path / "old.pt")
     assert predictor.model.copy is None
     assert len(predictor.generate(["一丁七万丈三上下"], beam=2)) == 1
+
+
+def test_the_served_path_loads_a_copying_and_an_old_checkpoint_side_by_side(tmp_path):
+    """The Triton model (HashtagService) reads the checkpoint's config, so a version may hold
+    a copying English model next to a Chinese one from before copying existed."""
+    from dataclasses import asdict
+
+    from training.hashtag.predictor import save_checkpoint
+    from training.hashtag.serving import HashtagService
+    from training.hashtag.vocab import CharVocab
+
+    chars = [chr(0x4E00 + i) for i in range(34)]
+    save_checkpoint(tmp_path / "hashtag_en.pt", model("soft"), CharVocab(chars), "en", {})
+    old = model("soft", copy=False)
+    config = {k: v for k, v in asdict(old.cfg).items() if k != "copy"}
+    torch.save({"config": config, "vocab": CharVocab(chars).to_state(), "lang": "zh",
+                "model": {k: v.half() for k, v in old.state_dict().items()}, "meta": {}},
+               tmp_path / "hashtag_zh.pt")
+    service = HashtagService(tmp_path)
+    assert service.predictors["en"].model.copy is not None
+    assert service.predictors["zh"].model.copy is None
+    results = service.generate(["一丁七万丈三上下", "一丁七万丈"], ["en", "zh"])
+    assert [r["status"] for r in results] == ["ok", "ok"]
