@@ -101,6 +101,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="headlines: write one JSON line per article "
                         "(article_id, reference, generated); hashtag: per post (text, "
                         "references, generated)")
+    p_eval.add_argument("--threads", type=int, default=2,
+                        help="hashtag: torch threads (1 on a busy machine)")
     p_eval.add_argument("--train-data", action="append", metavar="FILE",
                         help="headlines: training JSONL whose words are the vocabulary for "
                         "`degenerate` (repeatable; default <data>/headline/<lang>/train.jsonl)")
@@ -183,7 +185,7 @@ def main(argv: list[str] | None = None) -> None:
         from training.hashtag.evaluate import evaluate as evaluate_hashtag
 
         print(json.dumps(evaluate_hashtag(args.data, args.lang, args.model, args.beam or 20,
-                                          args.n_best, args.predictions)))
+                                          args.n_best, args.predictions, args.threads)))
     elif args.command == "evaluate":
         from training.pos.evaluate import evaluate
 

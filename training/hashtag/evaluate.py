@@ -51,8 +51,10 @@ def shipped_checkpoint(lang: str, repository: Path = REPOSITORY_MODEL) -> Path:
 
 
 def evaluate(data: str, lang: str, model: str | None = None, beam: int = 20,
-             n_best: int = 10, predictions: str | None = None) -> dict:
-    predictor = HashtagPredictor(model or shipped_checkpoint(lang), threads=2)
+             n_best: int = 10, predictions: str | None = None, threads: int = 2) -> dict:
+    """Scores as JSON-able dict. `threads`: torch threads; 1 when the CPUs are shared (two
+    threads on an oversubscribed 2-core machine wait on each other at every operation)."""
+    predictor = HashtagPredictor(model or shipped_checkpoint(lang), threads=threads)
     if predictor.lang != lang:
         raise SystemExit(f"{model} is a {predictor.lang!r} model, but --lang is {lang!r}")
     pairs = read_pairs(data)
