@@ -4,6 +4,7 @@
     python -m training data hashtag --out DIR [--lang en zh]
     python -m training train hashtag --config training/configs/hashtag_en.toml
         [--variant transformer|softbase|hardbase|soft|hard] [--similarity euclidean|...]
+        [--copy] [--train-file FILE] [--dev-ood-file FILE] [--max-minutes N]
     python -m training evaluate hashtag --data FILE.jsonl --lang en|zh [--model PATH]
     python -m training baseline hashtag --data FILE.jsonl --lang en|zh
     python -m training evaluate pos --data FILE.conll --tagset ptb|ark [--model PATH]
@@ -62,8 +63,15 @@ def main(argv: list[str] | None = None) -> None:
                          help="headline: first N epochs of lead-sentence pre-training on the "
                          "training articles (run name gets _gsg)")
     p_train.add_argument("--copy", action="store_true",
-                         help="constrained-headline (Seq2BF): copy from the article, our "
-                         "extension (run name gets _copy)")
+                         help="constrained-headline (Seq2BF): copy from the article; hashtag: "
+                         "copy from the post (our extensions; run name gets _copy)")
+    p_train.add_argument("--train-file", action="append", metavar="FILE",
+                         help="hashtag: extra training JSONL (repeatable; overrides the "
+                         "config's [data] train_files)")
+    p_train.add_argument("--dev-ood-file", metavar="FILE",
+                         help="hashtag: held-out-source dev set (overrides [data] dev_ood_file)")
+    p_train.add_argument("--max-minutes", type=float,
+                         help="hashtag: wall-clock cap (overrides the config's max_minutes)")
     p_train.add_argument("--quick", action="store_true", help="about one minute, for smoke tests")
     p_train.add_argument("--resume", action="store_true", help="continue from runs/<name>/last.pt")
     p_train.add_argument("--out", default=str(REPO_ROOT / "runs"), help="runs directory")
@@ -97,7 +105,10 @@ def main(argv: list[str] | None = None) -> None:
                              "what the rules do)")
     p_eval.add_argument("--predictions", metavar="FILE",
                         help="headlines: write one JSON line per article "
-                        "(article_id, reference, generated)")
+                        "(article_id, reference, generated); hashtag: per post (text, "
+                        "references, generated)")
+    p_eval.add_argument("--threads", type=int, default=2,
+                        help="hashtag: torch threads (1 on a busy machine)")
     p_eval.add_argument("--train-data", action="append", metavar="FILE",
                         help="headlines: training JSONL whose words are the vocabulary for "
                         "`degenerate` (repeatable; default <data>/headline/<lang>/train.jsonl)")
@@ -198,7 +209,9 @@ def main(argv: list[str] | None = None) -> None:
         from training.hashtag.train import train as train_hashtag
 
         train_hashtag(args.config, args.variant, args.similarity, quick=args.quick,
-                      resume=args.resume, out_dir=args.out, epochs=args.epochs)
+                      resume=args.resume, out_dir=args.out, epochs=args.epochs, copy=args.copy,
+                      data={"train_files": args.train_file, "dev_ood_file": args.dev_ood_file},
+                      max_minutes=args.max_minutes)
     elif args.command == "train":
         from training.pos.train import train
 
@@ -208,7 +221,7 @@ def main(argv: list[str] | None = None) -> None:
         from training.hashtag.evaluate import evaluate as evaluate_hashtag
 
         print(json.dumps(evaluate_hashtag(args.data, args.lang, args.model, args.beam or 20,
-                                          args.n_best)))
+                                          args.n_best, args.predictions, args.threads)))
     elif args.command == "evaluate":
         from training.pos.evaluate import evaluate
 

@@ -143,3 +143,33 @@ def test_the_prior_gives_every_post_the_most_frequent_training_hashtags(tmp_path
     assert result["hashtags"] == ["love", "tbt", "bostonstrong"]
     assert result["rouge1"] == 0.5  # "love" for both posts: right for one
     assert result["f1@1"] == 0.5 and result["f1@5"] == pytest.approx(1 / 3, abs=1e-4)
+
+
+def test_collapse_counts_distinct_best_sequences_and_the_top_share():
+    from training.hashtag.evaluate import collapse
+    from training.hashtag.predictor import Generated
+
+    def out(*tags):
+        return Generated([t.split() for t in tags], [], False, "en")
+
+    result = collapse([out("love"), out("love"), out("boston strong", "love"), out("love")])
+    assert result == {"distinct_best": 2, "top_share": 0.75}
+    assert collapse([]) == {"distinct_best": 0, "top_share": 0.0}
+
+
+def test_predictions_file_has_one_json_line_per_post(tmp_path):
+    import json
+
+    from training.hashtag.data import Pair
+    from training.hashtag.evaluate import write_predictions
+    from training.hashtag.predictor import Generated
+
+    path = tmp_path / "pred.jsonl"
+    pairs = [Pair("boston strong today", ["BostonStrong"]), Pair("新冠 疫情", ["疫情"])]
+    outputs = [Generated([["boston", "strong"], ["love"]], [], False, "en"),
+               Generated([], [], False, "zh")]
+    write_predictions(str(path), outputs, pairs, "en")
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert rows == [{"text": "boston strong today", "references": ["BostonStrong"],
+                     "generated": ["bostonstrong", "love"]},
+                    {"text": "新冠 疫情", "references": ["疫情"], "generated": []}]

@@ -4,6 +4,11 @@ Each step feeds only the newest token of every hypothesis; the decoder's earlier
 values come from the cache, and the memory's cross-attention keys/values are computed once
 per post. A hypothesis ends at [SEP] or is cut at `max_len` tokens. The batched search
 itself (ranking, early stop, dropping finished posts) is training/beam.py.
+
+A copying model (SegTrm with `copy = true`) scores the log of its mixed distribution
+p_gen * P_vocab + (1 - p_gen) * copy attention; its copy source and copy keys are, like the
+cross-attention keys/values, computed once per post and expanded over the beam. Source and
+target share the vocabulary, so the beam's width stays V.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import torch
 
 from training.beam import Hypothesis, expand
 from training.beam import beam_search as run_beam
-from training.hashtag.model import SegTrm
+from training.hashtag.model import CopySource, SegTrm
 from training.hashtag.vocab import PAD, SEG, SEP, UNK, S
 
 # alpha of GNMT's length penalty ((5 + n) / 6) ** alpha. Chosen on dev posts 1000-1399 (not
@@ -27,10 +32,17 @@ class HashtagSearch:
 
     def __init__(self, model: SegTrm, ids: torch.Tensor, segs: torch.Tensor, beam: int):
         self.model, self.beam = model, beam
-        memory, valid = model.memory(model.encode(ids, segs), ids)
+        enc = model.encode(ids, segs)
+        memory, valid = model.memory(enc, ids)
         self.cross_kv = [(expand(k, beam), expand(v, beam))
                          for k, v in model.cross_keys_values(memory)]
         self.valid = expand(valid, beam)
+        self.src: CopySource | None = None
+        self.copy_keys: torch.Tensor | None = None
+        if model.copy is not None:
+            src = model.copy_source(enc, ids)
+            self.src = CopySource(*(expand(x, beam) for x in src))
+            self.copy_keys = model.copy.keys(self.src.states)
         self.cache: list | None = None
         self.t = 0
 
@@ -40,7 +52,11 @@ class HashtagSearch:
         h, self.cache = self.model.decode_step(tokens, self.t, self.cache, self.cross_kv,
                                                self.valid)
         self.t += 1
-        logp = self.model.logits(h[:, -1]).log_softmax(-1)
+        if self.src is None:
+            logp = self.model.logits(h[:, -1]).log_softmax(-1)
+        else:
+            p = self.model.copy_probs(h[:, -1:], tokens, self.copy_keys, self.src)[:, 0]
+            logp = p.log()  # log(0) = -inf: tokens neither generated nor copyable
         logp[:, [PAD, UNK, S, SEG]] = float("-inf")  # never generated
         return logp
 
@@ -53,6 +69,9 @@ class HashtagSearch:
             same = (kept_inputs[:, None] * self.beam + torch.arange(self.beam)).view(-1)
             self.cross_kv = [(k[same], v[same]) for k, v in self.cross_kv]
             self.valid = self.valid[same]
+            if self.src is not None:
+                self.src = CopySource(*(x[same] for x in self.src))
+                self.copy_keys = self.copy_keys[same]
 
 
 @torch.no_grad()

@@ -1,6 +1,7 @@
 """Score a hashtag generator on a JSONL test file with the paper's protocol.
 
     python -m training evaluate hashtag --data FILE.jsonl --lang en|zh [--model PATH]
+        [--predictions OUT.jsonl]
 
 ROUGE scores the hashtags of the best beam sequence; F1@k pools the hashtags of the top
 `n_best` sequences of a beam of `beam` (paper: beam 20, top 10), best first, de-duplicated.
@@ -14,19 +15,26 @@ the same posts for the Transformer and for SegTrm; comparing models per half sep
 selection does from what the rest of the model does. `by_presence` splits the posts by
 whether one of their reference hashtags occurs in the text (normalized, see
 `hashtag_in_text`): selecting segments can only help where there is something to select.
+
+Collapse onto a few training favourites shows in `distinct_best` (how many different best
+sequences) and `top_share` (the share of posts whose best sequence is the most frequent
+one). `--predictions` writes one JSON line per post (`text`, `references`, `generated`: the
+best sequence's hashtags, joined as served) so anyone can read what the model says.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from training.hashtag.data import Pair, read_pairs
 from training.hashtag.metrics import score
 from training.hashtag.predictor import Generated, HashtagPredictor
-from training.hashtag.text import normalize_hashtag
+from training.hashtag.text import join_words, normalize_hashtag
 from training.paths import REPO_ROOT
 
 REPOSITORY_MODEL = REPO_ROOT / "model_repository" / "hashtag_generator"
@@ -43,8 +51,10 @@ def shipped_checkpoint(lang: str, repository: Path = REPOSITORY_MODEL) -> Path:
 
 
 def evaluate(data: str, lang: str, model: str | None = None, beam: int = 20,
-             n_best: int = 10) -> dict:
-    predictor = HashtagPredictor(model or shipped_checkpoint(lang), threads=2)
+             n_best: int = 10, predictions: str | None = None, threads: int = 2) -> dict:
+    """Scores as JSON-able dict. `threads`: torch threads; 1 when the CPUs are shared (two
+    threads on an oversubscribed 2-core machine wait on each other at every operation)."""
+    predictor = HashtagPredictor(model or shipped_checkpoint(lang), threads=threads)
     if predictor.lang != lang:
         raise SystemExit(f"{model} is a {predictor.lang!r} model, but --lang is {lang!r}")
     pairs = read_pairs(data)
@@ -54,9 +64,9 @@ def evaluate(data: str, lang: str, model: str | None = None, beam: int = 20,
         outputs += predictor.generate(chunk, beam=beam, n_best=n_best)
         print(f"\r{len(outputs)}/{len(pairs)} posts", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    result = _score(outputs, pairs, lang)
-    # how many different best sequences over all posts: a model that ignores the post has few
-    result["distinct_best"] = len({tuple(map(tuple, o.best)) for o in outputs})
+    result = {**_score(outputs, pairs, lang), **collapse(outputs)}
+    if predictions:
+        write_predictions(predictions, outputs, pairs, lang)
     long_post = [_segments(predictor, p.text) > predictor.cfg.top_k for p in pairs]
     present = [hashtag_in_text(p) for p in pairs]
     result["by_length"] = _halves(outputs, pairs, lang, long_post,
@@ -65,6 +75,24 @@ def evaluate(data: str, lang: str, model: str | None = None, beam: int = 20,
                                     "no_hashtag_in_text", "a_hashtag_in_text")
     return {**result, "model": predictor.meta.get("run", str(model)), "beam": beam,
             "n_best": n_best, "seconds": round(time.time() - t0, 1)}
+
+
+def collapse(outputs: list[Generated]) -> dict:
+    """How many different best sequences over all posts (`distinct_best`), and the share of
+    posts whose best sequence is the most frequent one (`top_share`): a model that ignores
+    the post has few, and one that falls back on a training favourite has a large share."""
+    counts = Counter(tuple(map(tuple, o.best)) for o in outputs)
+    top = counts.most_common(1)[0][1] if counts else 0
+    return {"distinct_best": len(counts), "top_share": round(top / max(len(outputs), 1), 4)}
+
+
+def write_predictions(path: str, outputs: list[Generated], pairs: list[Pair], lang: str) -> None:
+    """One JSON line per post: its text, reference hashtags and generated (best sequence)."""
+    with open(path, "w", encoding="utf-8") as f:
+        for o, p in zip(outputs, pairs, strict=True):
+            row = {"text": p.text, "references": p.hashtags,
+                   "generated": [join_words(words, lang) for words in o.best]}
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
 def _score(outputs: list[Generated], pairs: list[Pair], lang: str) -> dict:

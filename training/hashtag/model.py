@@ -22,14 +22,30 @@ agree and lets the similarity receive gradient (top-k alone is not differentiabl
 
 Decoder: standard pre-LN Transformer decoder that starts from [S] and emits
 `h1 # h2 # ... [SEP]`, so the number of hashtags is learned. Self-attention keys/values
-are cached for incremental decoding (see decode.py). Shapes: B batch, L source length,
-T target length, M decoder memory length, D model width, H heads.
+are cached for incremental decoding (see decode.py).
+
+Copying (`copy = true`, our extension; the paper has none): most of our hashtags are not
+in the post, but where they are, a decoder that can only generate falls back on frequent
+training tags. With copying the output is pointer-generator style (See et al. 2017)
+
+    P(w) = p_gen * softmax(logits)(w) + (1 - p_gen) * sum_{j: src_j = w} a_j
+
+where a is a single-head attention of the decoder state over the *copy source*: the
+ordinary tokens of the chosen segments (soft, hard: what selection keeps) or of the whole
+post (transformer, softbase, hardbase), never [S]/[SEG]/padding; p_gen =
+sigmoid(w . [context; state; input embedding] + b). Source and target share one vocabulary
+(English BPE subwords, Chinese characters; see vocab.py), so a copied token is an ordinary
+id; a source [UNK] can be copied only as [UNK], which decoding never emits. A post with
+nothing to copy generates (p_gen = 1). Without copying the model and its checkpoints are
+exactly as before (no extra parameters). Shapes: B batch, L source length, T target
+length, M decoder memory length, C copy-source length, D model width, H heads, V vocabulary.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 import torch.nn as nn
@@ -57,6 +73,7 @@ class SegTrmConfig:
     top_k: int = 3  # selected segments
     max_source: int = 64  # text tokens, before [S]/[SEG] insertion
     max_target: int = 32  # hashtag tokens including [SEP]
+    copy: bool = False  # pointer-generator copying from the source (see the module doc)
 
     def __post_init__(self):
         if self.variant not in VARIANTS:
@@ -122,6 +139,49 @@ class Similarity(nn.Module):
         return -diff.norm(dim=-1)
 
 
+class CopySource(NamedTuple):
+    """What the decoder may copy from: states (B, C, D), token ids (B, C), copyable (B, C)."""
+
+    states: torch.Tensor
+    ids: torch.Tensor
+    valid: torch.Tensor
+
+
+class CopyHead(nn.Module):
+    """Single-head copy attention, the generate/copy switch and the mixture of the two.
+
+    A separate head, not the decoder's multi-head cross-attention: scaled_dot_product_attention
+    does not return its weights, and a dedicated head lets copying and context reading
+    specialise."""
+
+    def __init__(self, d: int):
+        super().__init__()
+        self.q, self.k = nn.Linear(d, d), nn.Linear(d, d)
+        self.gen = nn.Linear(3 * d, 1)
+
+    def keys(self, states: torch.Tensor) -> torch.Tensor:
+        """(B, C, D) -> copy keys (B, C, D): computed once per post, reused every step."""
+        return self.k(states)
+
+    def attend(self, h: torch.Tensor, x: torch.Tensor, keys: torch.Tensor,
+               src: CopySource) -> tuple[torch.Tensor, torch.Tensor]:
+        """Decoder states h (B, T, D), input embeddings x (B, T, D) -> copy attention
+        (B, T, C) and p_gen (B, T, 1). Rows with nothing to copy get a = 0 and p_gen = 1."""
+        scores = self.q(h) @ keys.transpose(1, 2) / math.sqrt(h.shape[-1])
+        scores = scores.masked_fill(~src.valid[:, None, :], float("-inf"))
+        a = torch.softmax(scores, -1).nan_to_num(0.0)
+        context = a @ src.states
+        p_gen = torch.sigmoid(self.gen(torch.cat([context, h, x], -1)))
+        return a, p_gen.masked_fill(~src.valid.any(1)[:, None, None], 1.0)
+
+    @staticmethod
+    def mix(p_vocab: torch.Tensor, a: torch.Tensor, p_gen: torch.Tensor,
+            src_ids: torch.Tensor) -> torch.Tensor:
+        """Per decoder position (leading dims ...): p_gen (..., 1) * P_vocab (..., V) +
+        (1 - p_gen) * the copy attention a (..., C) summed per source id (..., C)."""
+        return (p_gen * p_vocab).scatter_add(-1, src_ids, (1 - p_gen) * a)
+
+
 class SegTrm(nn.Module):
     def __init__(self, cfg: SegTrmConfig):
         super().__init__()
@@ -137,6 +197,7 @@ class SegTrm(nn.Module):
         self.similarity = Similarity(cfg.similarity, d) if cfg.variant in ("soft", "hard") else None
         self.decoder = nn.ModuleList(DecoderLayer(*layer) for _ in range(cfg.dec_layers))
         self.dec_ln = nn.LayerNorm(d)
+        self.copy = CopyHead(d) if cfg.copy else None
         for name, p in self.named_parameters():
             if name.endswith("bias"):
                 nn.init.zeros_(p)
@@ -201,15 +262,41 @@ class SegTrm(nn.Module):
             sel = sel * weight[..., None]
             return torch.cat([h[:, :1], sel], 1), F.pad(chosen_valid, (1, 0), value=True)
         # soft: each chosen [SEG] with its n segment tokens, in order
-        n = self.cfg.segment_len
-        span = pos.gather(1, chosen)[..., None] + torch.arange(n + 1, device=h.device)  # (B,k,n+1)
+        span, span_valid = self._spans(pos.gather(1, chosen), chosen_valid, ids)
+        sel = h.gather(1, span[..., None].expand(-1, -1, h.shape[-1]))
+        sel = sel * weight.repeat_interleave(self.cfg.segment_len + 1, dim=1)[..., None]
+        return torch.cat([h[:, :1], sel], 1), F.pad(span_valid, (1, 0), value=True)
+
+    def _spans(self, seg_pos: torch.Tensor, chosen_valid: torch.Tensor,
+               ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Chosen [SEG] positions (B, k) -> positions of each [SEG] and its n tokens
+        (B, k*(n+1)), clamped into the post, and which of them are real."""
+        span = seg_pos[..., None] + torch.arange(self.cfg.segment_len + 1, device=ids.device)
         in_range = span < ids.shape[1]
         span = span.clamp(max=ids.shape[1] - 1)
         real = (ids.gather(1, span.flatten(1)) != PAD).view(span.shape)
-        span_valid = real & in_range & chosen_valid[..., None]
-        sel = h.gather(1, span.flatten(1)[..., None].expand(-1, -1, h.shape[-1]))
-        sel = sel * weight.repeat_interleave(n + 1, dim=1)[..., None]
-        return torch.cat([h[:, :1], sel], 1), F.pad(span_valid.flatten(1), (1, 0), value=True)
+        return span.flatten(1), (real & in_range & chosen_valid[..., None]).flatten(1)
+
+    def chosen_segments(self, h: torch.Tensor, ids: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """The top-k [SEG] positions in text order (B, k) and whether each exists (B, k)."""
+        pos, _, scores, valid = self.segment_scores(h, ids)
+        k = min(self.cfg.top_k, pos.shape[1])
+        chosen = scores.masked_fill(~valid, float("-inf")).topk(k, dim=1).indices.sort(1).values
+        return pos.gather(1, chosen), valid.gather(1, chosen)
+
+    def copy_source(self, h: torch.Tensor, ids: torch.Tensor) -> CopySource:
+        """The tokens the decoder may copy: those of the chosen segments (soft, hard) or of
+        the whole post (the base models), as encoder states with their ids. States are the
+        unscaled encoder states: the selection weights shape what the decoder reads, the copy
+        attention learns its own weighting."""
+        if self.cfg.variant in ("soft", "hard"):
+            span, valid = self._spans(*self.chosen_segments(h, ids), ids)
+            states = h.gather(1, span[..., None].expand(-1, -1, h.shape[-1]))
+            src_ids = ids.gather(1, span)
+        else:
+            states, src_ids, valid = h, ids, ids != PAD
+        valid = valid & (src_ids != S) & (src_ids != SEG)
+        return CopySource(states, src_ids, valid)
 
     # ---- decoder -------------------------------------------------------------------------
 
@@ -238,15 +325,36 @@ class SegTrm(nn.Module):
         """Output projection tied to the token embeddings: (..., D) -> (..., V)."""
         return h @ self.tok.weight.T
 
+    def copy_probs(self, h: torch.Tensor, y_ids: torch.Tensor, keys: torch.Tensor,
+                   src: CopySource, rows: torch.Tensor | None = None) -> torch.Tensor:
+        """The copy mixture for decoder states h (B, T, D) fed with y_ids (B, T): (B, T, V),
+        or (R, V) for the positions where the bool mask `rows` (B, T) is set. Restricting
+        the vocabulary-sized work to real target positions is what keeps copying
+        affordable in training (targets are padded to the longest in the batch)."""
+        a, p_gen = self.copy.attend(h, self.tok(y_ids), keys, src)
+        src_ids = src.ids[:, None, :].expand(-1, h.shape[1], -1)
+        if rows is not None:
+            h, a, p_gen, src_ids = h[rows], a[rows], p_gen[rows], src_ids[rows]
+        return CopyHead.mix(self.logits(h).softmax(-1), a, p_gen, src_ids)
+
     def forward(self, ids: torch.Tensor, segs: torch.Tensor, y_in: torch.Tensor,
                 targets: torch.Tensor, label_smoothing: float = 0.0) -> torch.Tensor:
         """Teacher-forced loss: source (B, L), decoder input [S] y1.. (B, T), targets (B, T).
 
-        Logits are computed only where there is a target: the vocabulary projection is the
-        largest matrix product in training, and padding would be a third of it.
+        Without copying, logits are computed only where there is a target: the vocabulary
+        projection is the largest matrix product in training, and padding would be a third
+        of it. With copying, label smoothing is applied to the mixed distribution, as
+        cross_entropy applies it to the softmax.
         """
-        mem, mem_valid = self.memory(self.encode(ids, segs), ids)
+        enc = self.encode(ids, segs)
+        mem, mem_valid = self.memory(enc, ids)
         h, _ = self.decode_step(y_in, 0, None, self.cross_keys_values(mem), mem_valid)
         real = targets != PAD
-        return F.cross_entropy(self.logits(h[real]), targets[real],
-                               label_smoothing=label_smoothing)
+        if self.copy is None:
+            return F.cross_entropy(self.logits(h[real]), targets[real],
+                                   label_smoothing=label_smoothing)
+        src = self.copy_source(enc, ids)
+        p = self.copy_probs(h, y_in, self.copy.keys(src.states), src, real)
+        logp = p.clamp_min(1e-12).log()  # a token neither generated nor copyable has p = 0
+        nll = -logp.gather(1, targets[real][:, None]).squeeze(1)
+        return ((1 - label_smoothing) * nll - label_smoothing * logp.mean(-1)).mean()

@@ -1,11 +1,16 @@
 """Train a hashtag generator (SegTrm or a comparison model) from a TOML config.
 
     python -m training train hashtag --config training/configs/hashtag_en.toml \
-        [--variant soft] [--similarity manhattan] [--quick] [--resume]
+        [--variant soft] [--similarity manhattan] [--copy] [--quick] [--resume] \
+        [--train-file FILE ...] [--dev-ood-file FILE] [--max-minutes N]
 
 The config fixes language, sizes and schedule; --variant/--similarity pick the model so all
-comparison models share everything else. Writes runs/hashtag_<lang>_<variant>[_<sim>]/:
+comparison models share everything else; --copy (or `copy = true` in `[model]`) adds the
+copy mechanism (model.py). Writes runs/hashtag_<lang>_<variant>[_<sim>][_copy]/:
 `best.pt` (fp16, best dev ROUGE-1 of greedy output), `last.pt` (for --resume), `log.jsonl`.
+--train-file / --dev-ood-file / --max-minutes override the config's `[data]` and
+`max_minutes`, so one config serves runs with and without the extra data (use --out to keep
+such runs apart: the run name does not say which data it used; the checkpoint's meta does).
 
 Optional `[data]` in the config: `train_files` (JSONL files added to the shared train split,
 e.g. the output of `python -m training data hashtag`) and `dev_ood_file` (a second dev set of
@@ -45,9 +50,10 @@ from training.hashtag.vocab import Vocab, build_vocab
 from training.paths import REPO_ROOT, data_dir
 
 
-def run_name(lang: str, variant: str, similarity: str) -> str:
+def run_name(lang: str, variant: str, similarity: str, copy: bool = False) -> str:
     name = f"hashtag_{lang}_{variant}"
-    return name + (f"_{similarity}" if variant in ("soft", "hard") else "")
+    name += f"_{similarity}" if variant in ("soft", "hard") else ""
+    return name + ("_copy" if copy else "")
 
 
 def dev_rouge(model: SegTrm, pairs: list[Pair], vocab: Vocab, lang: str) -> dict:
@@ -96,15 +102,27 @@ def lr_at(step: int, total: int, peak: float, warmup: float) -> float:
     return peak * max(1 / 32, 1 - (step - w) / max(1, total - w))
 
 
-def train(config_path: str, variant: str | None = None, similarity: str | None = None,
-          quick: bool = False, resume: bool = False, out_dir: str | None = None,
-          epochs: int | None = None) -> Path:
+def load_config(config_path: str, data: dict | None = None,
+                max_minutes: float | None = None) -> dict:
+    """The TOML config with command-line overrides of `[data]` keys and `max_minutes`."""
     with open(config_path, "rb") as f:
         cfg = tomllib.load(f)
+    cfg["data"] = {**cfg.get("data", {}), **{k: v for k, v in (data or {}).items() if v}}
+    if max_minutes is not None:
+        cfg["train"]["max_minutes"] = max_minutes
+    return cfg
+
+
+def train(config_path: str, variant: str | None = None, similarity: str | None = None,
+          quick: bool = False, resume: bool = False, out_dir: str | None = None,
+          epochs: int | None = None, copy: bool = False, data: dict | None = None,
+          max_minutes: float | None = None) -> Path:
+    cfg = load_config(config_path, data, max_minutes)
     lang, mc, tc = cfg["lang"], dict(cfg["model"]), cfg["train"]
     mc["variant"] = variant or mc.get("variant", "soft")
     mc["similarity"] = similarity or mc.get("similarity", "manhattan")
-    name = run_name(lang, mc["variant"], mc["similarity"]) + ("_quick" if quick else "")
+    mc["copy"] = copy or mc.get("copy", False)
+    name = run_name(lang, mc["variant"], mc["similarity"], mc["copy"]) + ("_quick" if quick else "")
     out = Path(out_dir or "runs") / name
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(tc.get("threads", 2))
@@ -166,7 +184,7 @@ def train(config_path: str, variant: str | None = None, similarity: str | None =
         if selected > best:
             best, best_epoch = selected, epoch + 1
             meta = {"config": Path(config_path).name, "run": name, "epoch": epoch + 1,
-                    "dev": metrics, **({"dev_ood": ood} if ood else {})}
+                    "data": cfg["data"], "dev": metrics, **({"dev_ood": ood} if ood else {})}
             save_checkpoint(out / "best.pt", model, vocab, lang, meta)
         torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": epoch,
                     "best": best, "best_epoch": best_epoch, "vocab": vocab.to_state(),
