@@ -16,8 +16,9 @@ from tritonclient.utils import InferenceServerException
 
 from deploy.testing import TritonInfo
 from training.hashtag.blocklist import Blocklist
-from training.hashtag.evaluate import REPOSITORY_MODEL, shipped_checkpoint
+from training.hashtag.evaluate import shipped_checkpoint
 from training.hashtag.serving import HashtagService
+from training.repository import serving_dir
 
 pytestmark = pytest.mark.integration
 
@@ -44,7 +45,7 @@ def generate(url: str, texts: list[str], langs: list[str]) -> tuple[list[dict], 
 
 
 def served_config_beam() -> int:
-    config = (REPOSITORY_MODEL / "config.pbtxt").read_text()
+    config = (serving_dir("hashtag_generator").parent / "config.pbtxt").read_text()
     line = config.split('key: "beam"')[1]
     return int(line.split('string_value: "')[1].split('"')[0])
 
@@ -77,7 +78,7 @@ def test_english_posts_get_hashtags_and_unsupported_languages_say_so(triton: Tri
 def test_chinese_posts_are_routed_by_language_or_script(triton: TritonInfo) -> None:
     texts = ["全场比赛结束，巴塞罗那主场5:0战胜西班牙人，梅西上演帽子戏法"] * 2
     rows, _ = generate(triton.grpc_url, texts, ["zh-Hans", ""])
-    zh_shipped = any(REPOSITORY_MODEL.glob("*/hashtag_zh.pt"))
+    zh_shipped = (serving_dir("hashtag_generator") / "hashtag_zh.pt").exists()
     for row in rows:
         assert row["lang"] == "zh"
         if zh_shipped:

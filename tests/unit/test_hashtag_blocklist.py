@@ -3,10 +3,10 @@
 import pytest
 
 from training.hashtag.blocklist import Blocklist
-from training.hashtag.evaluate import REPOSITORY_MODEL
+from training.repository import serving_dir
 
 # the newest version's list, the one Triton serves
-SHIPPED = max(REPOSITORY_MODEL.glob("[0-9]*/blocklist.txt"), key=lambda p: int(p.parent.name))
+SHIPPED = serving_dir("hashtag_generator") / "blocklist.txt"
 
 
 @pytest.fixture(scope="module")

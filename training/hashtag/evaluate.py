@@ -35,19 +35,12 @@ from training.hashtag.data import Pair, read_pairs
 from training.hashtag.metrics import score
 from training.hashtag.predictor import Generated, HashtagPredictor
 from training.hashtag.text import join_words, normalize_hashtag
-from training.paths import REPO_ROOT
-
-REPOSITORY_MODEL = REPO_ROOT / "model_repository" / "hashtag_generator"
+from training.repository import shipped
 
 
-def shipped_checkpoint(lang: str, repository: Path = REPOSITORY_MODEL) -> Path:
-    """The newest version directory's checkpoint for `lang`."""
-    versions = sorted((int(p.name) for p in repository.glob("[0-9]*") if p.is_dir()), reverse=True)
-    for v in versions:
-        path = repository / str(v) / f"hashtag_{lang}.pt"
-        if path.exists():
-            return path
-    raise SystemExit(f"no shipped hashtag model for {lang!r} under {repository}; pass --model")
+def shipped_checkpoint(lang: str) -> Path:
+    """The serving version's checkpoint for `lang` in the repository's model_repository."""
+    return shipped("hashtag_generator", f"hashtag_{lang}.pt")
 
 
 def evaluate(data: str, lang: str, model: str | None = None, beam: int = 20,

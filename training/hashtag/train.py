@@ -48,6 +48,7 @@ from training.hashtag.predictor import save_checkpoint
 from training.hashtag.text import split_generated, target_words
 from training.hashtag.vocab import Vocab, build_vocab
 from training.paths import REPO_ROOT, data_dir
+from training.provenance import record_run
 
 
 def run_name(lang: str, variant: str, similarity: str, copy: bool = False) -> str:
@@ -130,6 +131,10 @@ def train(config_path: str, variant: str | None = None, similarity: str | None =
     rng = random.Random(tc.get("seed", 1))
 
     train_pairs, dev, dev_ood = load_data(lang, tc, cfg.get("data", {}), quick)
+    dc, root = cfg.get("data", {}), data_dir() / "hashtag" / lang
+    record_run(out, config_path, cfg, [root / "train.jsonl", root / "dev.jsonl"]
+               + [data_path(p) for p in dc.get("train_files", [])]
+               + ([data_path(dc["dev_ood_file"])] if dc.get("dev_ood_file") else []))
     print(f"{name}: building the {lang} vocabulary", file=sys.stderr, flush=True)
     targets = [" ".join(target_words(p.hashtags, lang)) for p in train_pairs]
     vocab = build_vocab(lang, [p.text for p in train_pairs] + targets, cfg.get("vocab_size", 8000))
