@@ -31,10 +31,10 @@ def _rate(n: int, seconds: float) -> dict:
 def bench_in_process(texts: list[str], with_pos: bool, beam: int) -> dict:
     import torch
 
+    from nlp_models.hashtag.serving import HashtagService
+    from nlp_models.pos.predictor import PosPredictor
     from training.hashtag.evaluate import shipped_checkpoint
-    from training.hashtag.serving import HashtagService
     from training.pos.evaluate import shipped_checkpoint as pos_checkpoint
-    from training.pos.predictor import PosPredictor
 
     torch.set_num_threads(2)
     service = HashtagService(shipped_checkpoint("en").parent, beam=beam)

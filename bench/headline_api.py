@@ -37,8 +37,8 @@ BATCH = 16
 def bench_in_process(pairs: list[tuple[str, str]], requests: int) -> dict:
     import torch
 
+    from nlp_models.headline.serving import ConstrainedHeadlineService, HeadlineService
     from training.headline.evaluate import CONSTRAINED_MODEL, FULL_MODEL
-    from training.headline.serving import ConstrainedHeadlineService, HeadlineService
     from training.repository import serving_dir
 
     torch.set_num_threads(1)  # as each Triton model instance (torch_threads in its config)

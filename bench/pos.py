@@ -46,8 +46,8 @@ def warmup_texts() -> list[str]:
 def bench_in_process(texts: list[str]) -> dict:
     import torch
 
+    from nlp_models.pos.predictor import PosPredictor
     from training.pos.evaluate import shipped_checkpoint
-    from training.pos.predictor import PosPredictor
 
     torch.set_num_threads(1)
     predictor = PosPredictor(shipped_checkpoint())

@@ -164,11 +164,11 @@ def run(datasets: list[tuple[str, str]] | None = None, repeats: int = 3,
 
     from deploy import ark
     from deploy.clusters import resolve as resolve_clusters
+    from nlp_models.pos.predictor import PosPredictor
     from services.settings import Settings
     from training.paths import data_dir
     from training.pos.data import read_conll
     from training.pos.evaluate import shipped_checkpoint
-    from training.pos.predictor import PosPredictor
     from training.pos.tagmap import read_tagmap
 
     settings = Settings.from_env()

@@ -4,7 +4,7 @@ deploy/maven/ark-clusters/pom.xml names `edu.cmu.cs:ark-tweet-nlp:0.3.2`; Maven 
 jar in ~/.m2 (as for the Kafka and Elasticsearch jars, see deploy/jvm.py) and the cluster
 file `cmu/arktweetnlp/50mpaths2` (GPL-2.0, never committed) is extracted into
 ``<state dir>/ark-clusters/``, where the POS tagger reads it in training and in Triton
-(training/pos/clusters.py; ``NLP_POS_CLUSTERS`` overrides the path). ``python -m
+(nlp_models/pos/clusters.py; ``NLP_POS_CLUSTERS`` overrides the path). ``python -m
 deploy.local prepare`` (run by deploy/setup.sh) and ``up triton`` call :func:`resolve`.
 """
 

@@ -8,13 +8,11 @@ the stub there, so the venv stays as pip left it and several state dirs can coex
 
 The stub embeds libpython in *isolated* mode: it ignores PYTHONPATH and PYTHONHOME, but it
 still finds "its" executable by looking up ``python3`` on PATH and honours a ``pyvenv.cfg``
-beside it. Models must import torch (from our venv) and our own packages (repo root), so
-``prepare`` writes a tiny venv under the state dir whose interpreter is the venv's base
-Python and whose site-packages holds one ``.pth`` file adding the repo root and the venv's
-site-packages (with ``site.addsitedir``, so their own .pth files apply too). The server
-runs with that venv's ``bin`` first on PATH and the base Python's libpython first on
-LD_LIBRARY_PATH, so the stub runs the same interpreter build as the venv. No
-``EXECUTION_ENV_PATH`` in model configs is needed.
+beside it. ``prepare`` therefore creates a venv under the state dir with the serving
+requirements only (``nlp_models/requirements.txt``, what the Triton image installs); each
+model version brings its own code (``nlp_models.zip``). The server runs with that venv's
+``bin`` first on PATH and the base Python's libpython first on LD_LIBRARY_PATH, so the stub
+runs the same interpreter build. No ``EXECUTION_ENV_PATH`` in model configs is needed.
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ import filecmp
 import importlib.util
 import os
 import shutil
-import site
+import subprocess
 import sys
 import sysconfig
 import urllib.error
@@ -34,7 +32,20 @@ from deploy import clusters
 from deploy.base import Port, Server
 from deploy.process import DeployError
 from services.model_control import ADMIN_APIS, ADMIN_HEADER, admin_key
-from services.settings import REPO_ROOT
+from services.settings import REPO_ROOT, Settings
+
+SERVING_REQUIREMENTS = REPO_ROOT / "nlp_models" / "requirements.txt"
+
+
+def serving_venv(settings: Settings) -> Path:
+    """The serving-only venv the stub runs (see the module docstring)."""
+    return settings.state_dir / Triton.name / "serving-venv"
+
+
+def run(cmd: list[str], what: str) -> None:
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise DeployError(f"could not {what}: {' '.join(cmd)}\n{done.stderr[-2000:]}")
 
 
 def wheel_dir() -> Path:
@@ -59,20 +70,6 @@ def _sync_file(src: Path, dst: Path) -> None:
     tmp = dst.with_name(dst.name + ".tmp")
     shutil.copy2(src, tmp)
     os.replace(tmp, dst)
-
-
-def _sync_text(path: Path, text: str) -> None:
-    if not path.exists() or path.read_text() != text:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-
-
-def _sync_link(link: Path, target: Path) -> None:
-    if link.is_symlink() and link.readlink() == target:
-        return
-    link.parent.mkdir(parents=True, exist_ok=True)
-    link.unlink(missing_ok=True)
-    link.symlink_to(target)
 
 
 class Triton(Server):
@@ -126,19 +123,22 @@ class Triton(Server):
         return target
 
     def _write_stub_venv(self) -> Path:
-        """A venv for the stub: base Python + .pth adding the repo root and our site-packages."""
-        venv = self.home / "stub-python"
-        v = sys.version_info
-        version = f"{v.major}.{v.minor}"
-        base_bin = Path(sysconfig.get_config_var("BINDIR"))
-        for name in ("python", "python3", f"python{version}"):
-            _sync_link(venv / "bin" / name, base_bin / f"python{version}")
-        cfg = f"home = {base_bin}\ninclude-system-site-packages = false\n"
-        _sync_text(venv / "pyvenv.cfg", cfg + f"version = {version}.{v.micro}\n")
-        lines = [str(REPO_ROOT)]
-        lines += [f"import site; site.addsitedir({d!r})" for d in site.getsitepackages()]
-        pth = venv / "lib" / f"python{version}" / "site-packages" / "nlp_local_paths.pth"
-        _sync_text(pth, "\n".join(lines) + "\n")
+        """The stub's interpreter: a venv of this Python with the serving requirements only
+        (nlp_models/requirements.txt, as the Triton image), not our repository or .venv, so a
+        model that imports anything else fails here as it would in production. Each model
+        version brings its own code (nlp_models.zip). Installed once (pip's cache makes it a
+        copy of the wheels .venv already has); reinstalled when the requirements change."""
+        venv = serving_venv(self.settings)
+        python = venv / "bin" / "python"
+        stamp = venv / "requirements.txt"
+        wanted = SERVING_REQUIREMENTS.read_text()
+        if python.exists() and stamp.exists() and stamp.read_text() == wanted:
+            return venv / "bin"
+        print(f"triton: installing the serving requirements into {venv} (once)", flush=True)
+        run([sys._base_executable, "-m", "venv", "--clear", str(venv)], "create the serving venv")
+        run([str(python), "-m", "pip", "install", "-q", "-r", str(SERVING_REQUIREMENTS)],
+            "install nlp_models/requirements.txt into the serving venv")
+        stamp.write_text(wanted)
         return venv / "bin"
 
     def environment(self) -> dict[str, str]:
@@ -149,8 +149,6 @@ class Triton(Server):
         env.update(
             LD_LIBRARY_PATH=os.pathsep.join(ld_path),
             PATH=os.pathsep.join([str(self.stub_python), env.get("PATH", "")]),
-            # for anything the models start with the venv's own python
-            PYTHONPATH=os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH")) if p),
             PYTHONUNBUFFERED="1",
             NLP_POS_CLUSTERS=str(self.cluster_file),  # read by the pos_tagger model
             # the stack shares 2 cores: one intra-op thread per model instance (docs/design.md)

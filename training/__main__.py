@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> None:
 
     p_ww = sub.add_parser("whole-words", help="headline (English full generator): copy a "
                           "checkpoint with its training word list, which turns the whole-word "
-                          "rule of decoding on (training/headline/wholewords.py)")
+                          "rule of decoding on (nlp_models/headline/wholewords.py)")
     p_ww.add_argument("--checkpoint", required=True)
     p_ww.add_argument("--out", required=True, help="e.g. runs/<run>_ww/best.pt")
     p_ww.add_argument("--train-data", action="append", metavar="FILE",
@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(evaluate_baseline(args.data, args.tagset)))
     elif args.command == "whole-words":
         from training.headline.evaluate import default_training_files
-        from training.headline.wholewords import add_word_list
+        from training.headline.quality import add_word_list
 
         print(json.dumps(add_word_list(args.checkpoint, args.out,
                                        args.train_data or default_training_files("en"))))

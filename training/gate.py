@@ -82,7 +82,7 @@ class ModelSpec:
 
 # POS tagger -----------------------------------------------------------------------------
 def _load_pos(path: Path) -> Checkpoint:
-    from training.pos.predictor import PosPredictor
+    from nlp_models.pos.predictor import PosPredictor
 
     tagsets = sorted(PosPredictor(path).tagsets)
     return Checkpoint("pos_tagger.pt", None, {"tagsets": tagsets})
@@ -104,7 +104,7 @@ def _evaluate_pos(model: Path, gate_set: GateSet) -> dict:
 
 # Hashtag generator ------------------------------------------------------------------------
 def _load_hashtag(path: Path) -> Checkpoint:
-    from training.hashtag.predictor import HashtagPredictor
+    from nlp_models.hashtag.predictor import HashtagPredictor
 
     lang = HashtagPredictor(path).lang
     return Checkpoint(f"hashtag_{lang}.pt", lang, {"lang": lang})
@@ -119,7 +119,7 @@ def _evaluate_hashtag(model: Path, gate_set: GateSet) -> dict:
 # Headline generators ------------------------------------------------------------------------
 def _headline_loader(constrained: bool) -> Callable[[Path], Checkpoint]:
     def load(path: Path) -> Checkpoint:
-        from training.headline.predictor import HeadlinePredictor
+        from nlp_models.headline.predictor import HeadlinePredictor
 
         predictor = HeadlinePredictor.load(path)
         if (predictor.kind != "generator") != constrained:
@@ -137,8 +137,8 @@ def _evaluate_headline(model: Path, gate_set: GateSet) -> dict:
 
 
 def _evaluate_constrained(model: Path, gate_set: GateSet) -> dict:
+    from nlp_models.headline.predictor import HeadlinePredictor
     from training.headline.evaluate import evaluate_constrained
-    from training.headline.predictor import HeadlinePredictor
 
     strategy = HeadlinePredictor.load(model).default_strategy  # what serving uses
     return evaluate_constrained(str(gate_set.path), strategy, str(model), lang=gate_set.option)

@@ -13,7 +13,10 @@ Publish, step by step (progress on stderr, one JSON object as the last stdout li
    candidate worse beyond the tolerance, unless ``--force``.
 3. **Stage** version N+1 in ``.staging-*`` inside the model directory: every file of the
    serving version (model.py, the other language's weights, blocklists), the new weights,
-   and ``card.json`` (provenance, metrics, size, date); fsync; **rename** into place.
+   ``nlp_models.zip`` (the checkout's serving code, which the gate ran: the version keeps
+   it whatever the checkout holds later) and ``card.json`` (provenance, metrics, size,
+   date); fsync; **rename** into place. A change of serving code alone is published the
+   same way, with the serving weights as the checkpoint.
    A crash before the rename leaves a staging directory that Triton ignores and the next
    publish deletes; after it, a complete version.
 4. **Switch** (with ``--triton``): ask Triton, over its admin-key-protected API, to load
@@ -47,7 +50,7 @@ from training.gate import (
     score_sets,
 )
 from training.provenance import file_entry, git_commit, now, read_run
-from training.repository import REPOSITORY, Busy, ModelDir
+from training.repository import REPOSITORY, SERVING_CODE, Busy, ModelDir, bundle_serving_code
 
 CARD = "card.json"
 EXIT_PUBLISHED, EXIT_ERROR, EXIT_REFUSED = 0, 1, 3
@@ -224,9 +227,10 @@ def _stage_and_commit(spec: ModelSpec, mdir: ModelDir, checkpoint: Path, filenam
     progress(f"{spec.name}: staging version {version} in {staging.name} from version "
              f"{serving}")
     for item in source.iterdir():
-        if item.is_file() and item.name not in (filename, CARD):
+        if item.is_file() and item.name not in (filename, CARD, SERVING_CODE):
             shutil.copy2(item, staging / item.name)
     shutil.copy2(checkpoint, staging / filename)
+    bundle_serving_code(staging)  # the code the gate just ran, frozen with the weights
     card = _card(spec, mdir, serving, version, checkpoint, filename, result, options)
     (staging / CARD).write_text(json.dumps(card, indent=1, ensure_ascii=False) + "\n")
     target = mdir.commit(staging, version)

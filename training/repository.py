@@ -3,7 +3,8 @@
     model_repository/pos_tagger/
         config.pbtxt            version_policy: latest 1 -> the newest version serves
         2/                      the previous version, kept for a rollback
-        3/                      the serving version: model.py, weights, card.json
+        3/                      the serving version: model.py, weights, card.json and
+                                nlp_models.zip, the serving code it was published with
         retired-4/              rolled back from; ignored by Triton (not a number)
         .staging-3-12345/       a publish in progress (or a crashed one); ignored by Triton
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,6 +28,8 @@ from pathlib import Path
 from training.paths import REPO_ROOT
 
 REPOSITORY = REPO_ROOT / "model_repository"
+SERVING_PACKAGE = REPO_ROOT / "nlp_models"
+SERVING_CODE = "nlp_models.zip"  # in every version directory; model.py imports from it
 RETIRED = "retired-"
 STAGING = ".staging-"
 LOCK = ".publish.lock"
@@ -167,3 +171,20 @@ def shipped(model: str, filename: str) -> Path:
         return ModelDir.of(model).file(filename)
     except FileNotFoundError as exc:
         raise SystemExit(f"no shipped {filename} ({exc}); pass --model") from exc
+
+
+def bundle_serving_code(version_dir: Path, package: Path = SERVING_PACKAGE) -> Path:
+    """Write ``version_dir/nlp_models.zip``: the checkout's serving package (its ``.py``
+    files and requirements.txt), which the version's model.py puts first on sys.path. A
+    version thus runs the code it was published with, whatever the checkout holds later.
+    Deterministic (sorted entries, fixed timestamps): identical code gives identical bytes."""
+    files = sorted(p for p in package.rglob("*")
+                   if p.is_file() and (p.suffix == ".py" or p.name == "requirements.txt")
+                   and "__pycache__" not in p.parts)
+    target = Path(version_dir) / SERVING_CODE
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
+        for path in files:
+            info = zipfile.ZipInfo(str(path.relative_to(package.parent)), (1980, 1, 1, 0, 0, 0))
+            info.compress_type, info.external_attr = zipfile.ZIP_DEFLATED, 0o644 << 16
+            z.writestr(info, path.read_bytes())
+    return target

@@ -13,7 +13,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from services.language import resolve_language
+from nlp_models.language import resolve_language
 from services.limits import (
     MAX_ARTICLE_CHARS,
     MAX_LANG_CHARS,

@@ -15,9 +15,9 @@ import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from deploy.testing import TritonInfo
-from training.hashtag.blocklist import Blocklist
+from nlp_models.hashtag.blocklist import Blocklist
+from nlp_models.hashtag.serving import HashtagService
 from training.hashtag.evaluate import shipped_checkpoint
-from training.hashtag.serving import HashtagService
 from training.repository import serving_dir
 
 pytestmark = pytest.mark.integration

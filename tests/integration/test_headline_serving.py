@@ -16,9 +16,9 @@ import pytest
 import tritonclient.grpc as grpcclient
 
 from deploy.testing import TritonInfo
+from nlp_models.headline.serving import ConstrainedHeadlineService, HeadlineService
 from training.headline.evaluate import CONSTRAINED_MODEL, FULL_MODEL
 from training.headline.metrics import contains_phrase
-from training.headline.serving import ConstrainedHeadlineService, HeadlineService
 from training.repository import serving_dir
 
 pytestmark = pytest.mark.integration

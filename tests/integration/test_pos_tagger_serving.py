@@ -16,8 +16,8 @@ import tritonclient.grpc as grpcclient
 
 from deploy import clusters
 from deploy.testing import TritonInfo
+from nlp_models.pos.predictor import PosPredictor
 from training.pos.evaluate import shipped_checkpoint
-from training.pos.predictor import PosPredictor
 
 pytestmark = pytest.mark.integration
 

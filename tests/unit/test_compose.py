@@ -84,6 +84,20 @@ def test_compose_uses_the_local_stack_versions(resolved: str) -> None:
     assert f"FROM nvcr.io/nvidia/tritonserver:{TRITON_CONTAINER}" in dockerfile
 
 
+def test_triton_image_installs_exactly_the_serving_requirements() -> None:
+    """The image gets nlp_models/requirements.txt and no repository code: the versions
+    carry their own (nlp_models.zip), as for the local Triton's serving venv."""
+    dockerfile = (REPO_ROOT / "deploy" / "triton.Dockerfile").read_text()
+    assert "COPY nlp_models/requirements.txt /opt/nlp/requirements.txt" in dockerfile
+    assert "pip install --no-cache-dir -r /opt/nlp/requirements.txt" in dockerfile
+    final_stage = dockerfile.split("FROM nvcr.io/")[1]
+    copied = [line.split()[1] for line in final_stage.splitlines() if line.startswith("COPY ")
+              and "--from" not in line]
+    assert copied == ["nlp_models/requirements.txt"]
+    installs = [line for line in dockerfile.splitlines() if "pip install" in line]
+    assert len(installs) == 1
+
+
 def test_compose_broker_matches_local_broker_config(resolved: str) -> None:
     """Same limits as deploy/kafka.py: 2 MiB messages, 4 partitions, KRaft."""
     for line in (

@@ -2,7 +2,7 @@
 
 import pytest
 
-from training.hashtag.blocklist import Blocklist
+from nlp_models.hashtag.blocklist import Blocklist
 from training.repository import serving_dir
 
 # the newest version's list, the one Triton serves

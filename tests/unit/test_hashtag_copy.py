@@ -3,10 +3,10 @@
 import pytest
 import torch
 
+from nlp_models.hashtag.decode import HashtagSearch, beam_search
+from nlp_models.hashtag.model import CopyHead, CopySource, SegTrm, SegTrmConfig, layout
+from nlp_models.hashtag.vocab import PAD, SEG, SEP, S
 from training.hashtag.data import pad
-from training.hashtag.decode import HashtagSearch, beam_search
-from training.hashtag.model import CopyHead, CopySource, SegTrm, SegTrmConfig, layout
-from training.hashtag.vocab import PAD, SEG, SEP, S
 
 TINY = dict(vocab_size=40, d_model=16, n_heads=2, d_ff=32, enc_layers=1, dec_layers=1,
             segment_len=3, top_k=2, max_source=12, max_target=8, dropout=0.0)
@@ -137,8 +137,8 @@ def test_a_checkpoint_from_before_copying_loads_as_a_no_copy_model(tmp_path):
     """Shipped checkpoints have no `copy` in their config and no copy weights."""
     from dataclasses import asdict
 
-    from training.hashtag.predictor import HashtagPredictor
-    from training.hashtag.vocab import CharVocab
+    from nlp_models.hashtag.predictor import HashtagPredictor
+    from nlp_models.hashtag.vocab import CharVocab
 
     m = model("soft", copy=False)
     config = {k: v for k, v in asdict(m.cfg).items() if k != "copy"}
@@ -156,9 +156,9 @@ def test_the_served_path_loads_a_copying_and_an_old_checkpoint_side_by_side(tmp_
     a copying English model next to a Chinese one from before copying existed."""
     from dataclasses import asdict
 
-    from training.hashtag.predictor import save_checkpoint
-    from training.hashtag.serving import HashtagService
-    from training.hashtag.vocab import CharVocab
+    from nlp_models.hashtag.predictor import save_checkpoint
+    from nlp_models.hashtag.serving import HashtagService
+    from nlp_models.hashtag.vocab import CharVocab
 
     chars = [chr(0x4E00 + i) for i in range(34)]
     save_checkpoint(tmp_path / "hashtag_en.pt", model("soft"), CharVocab(chars), "en", {})

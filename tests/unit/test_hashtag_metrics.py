@@ -146,8 +146,8 @@ def test_the_prior_gives_every_post_the_most_frequent_training_hashtags(tmp_path
 
 
 def test_collapse_counts_distinct_best_sequences_and_the_top_share():
+    from nlp_models.hashtag.predictor import Generated
     from training.hashtag.evaluate import collapse
-    from training.hashtag.predictor import Generated
 
     def out(*tags):
         return Generated([t.split() for t in tags], [], False, "en")
@@ -160,9 +160,9 @@ def test_collapse_counts_distinct_best_sequences_and_the_top_share():
 def test_predictions_file_has_one_json_line_per_post(tmp_path):
     import json
 
+    from nlp_models.hashtag.predictor import Generated
     from training.hashtag.data import Pair
     from training.hashtag.evaluate import write_predictions
-    from training.hashtag.predictor import Generated
 
     path = tmp_path / "pred.jsonl"
     pairs = [Pair("boston strong today", ["BostonStrong"]), Pair("新冠 疫情", ["疫情"])]

@@ -3,10 +3,10 @@
 import pytest
 import torch
 
+from nlp_models.hashtag.decode import beam_search
+from nlp_models.hashtag.model import SegTrm, SegTrmConfig, layout
+from nlp_models.hashtag.vocab import PAD, SEG, SEP, S
 from training.hashtag.data import pad
-from training.hashtag.decode import beam_search
-from training.hashtag.model import SegTrm, SegTrmConfig, layout
-from training.hashtag.vocab import PAD, SEG, SEP, S
 
 TINY = dict(vocab_size=40, d_model=16, n_heads=2, d_ff=32, enc_layers=1, dec_layers=1,
             segment_len=3, top_k=2, max_source=12, max_target=8, dropout=0.0)

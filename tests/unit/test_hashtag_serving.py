@@ -2,7 +2,7 @@
 
 import pytest
 
-from services.language import resolve_language
+from nlp_models.language import resolve_language
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,8 @@
-"""Specification of the hashtag word protocol (training/hashtag/text.py)."""
+"""Specification of the hashtag word protocol (nlp_models/hashtag/text.py)."""
 
 import pytest
 
-from training.hashtag.text import (
+from nlp_models.hashtag.text import (
     join_words,
     normalize_hashtag,
     split_generated,

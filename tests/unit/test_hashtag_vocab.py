@@ -1,6 +1,6 @@
 """Vocabularies of the hashtag generator: shared special ids, lossless target round trips."""
 
-from training.hashtag.vocab import HASH, SEP, SPECIALS, CharVocab, SubwordVocab, Vocab
+from nlp_models.hashtag.vocab import HASH, SEP, SPECIALS, CharVocab, SubwordVocab, Vocab
 
 TEXTS = ["the boston marathon is on today", "flood in calgary again", "love my family"] * 30
 

@@ -64,8 +64,8 @@ def test_a_headline_repeats_a_word_only_when_a_long_word_comes_back():
 
 def test_he_input_keeps_the_articles_extended_ids_and_numbers_phrase_only_unknowns_after():
     """So a copying He et al. model can copy an unknown word from the phrase or the article."""
+    from nlp_models.headline.vocab import SEP, CharVocab
     from training.headline.data import Pair, encode
-    from training.headline.vocab import SEP, CharVocab
 
     vocab = CharVocab(list("股市下跌丰田销量"))
     pair = Pair(article="股市鑫跌。丰田销量", headline="丰田淼鑫下跌", phrase="丰田淼")

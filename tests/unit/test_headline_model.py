@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from training.headline.decode import (
+from nlp_models.headline.decode import (
     MIN_ADDED,
     MIN_TOKENS,
     RepeatRule,
@@ -16,10 +16,10 @@ from training.headline.decode import (
     once_only,
     repeat_rule,
 )
-from training.headline.encoder import ArticleEncoder
-from training.headline.model import CopyCoverage, HeadlineConfig, HeadlineGenerator, smooth_scale
-from training.headline.predictor import HeadlinePredictor
-from training.headline.seq2bf import (
+from nlp_models.headline.encoder import ArticleEncoder
+from nlp_models.headline.model import CopyCoverage, HeadlineConfig, HeadlineGenerator, smooth_scale
+from nlp_models.headline.predictor import HeadlinePredictor
+from nlp_models.headline.seq2bf import (
     BACKWARD,
     FORWARD,
     NOT_YET,
@@ -30,7 +30,7 @@ from training.headline.seq2bf import (
     layout,
     next_side,
 )
-from training.headline.vocab import BOS, EOS, PAD, UNK, CharVocab, SubwordVocab
+from nlp_models.headline.vocab import BOS, EOS, PAD, UNK, CharVocab, SubwordVocab
 
 SMALL = dict(d_model=32, n_heads=2, enc_layers=2, dec_layers=2, d_ff=64, segment_len=8,
              mem_len=8, max_source=64)

@@ -9,15 +9,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from training.headline.model import HeadlineConfig, HeadlineGenerator
-from training.headline.predictor import save_checkpoint
-from training.headline.seq2bf import Seq2BF, Seq2BFConfig
-from training.headline.serving import (
+from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
+from nlp_models.headline.predictor import save_checkpoint
+from nlp_models.headline.seq2bf import Seq2BF, Seq2BFConfig
+from nlp_models.headline.serving import (
     MAX_CANDIDATES,
     ConstrainedHeadlineService,
     HeadlineService,
 )
-from training.headline.vocab import SubwordVocab
+from nlp_models.headline.vocab import SubwordVocab
 
 CORPUS = ["Toyota Motor Corp said it would recall cars in Japan to fix brakes.",
           "The central bank raised interest rates by a quarter point on Tuesday.",

@@ -1,4 +1,4 @@
-"""The whole-word rule of the English headline generator (training/headline/wholewords.py)."""
+"""The whole-word rule of the English headline generator (nlp_models/headline/wholewords.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 import pytest
 import torch
 
-from training.headline.vocab import EOS
-from training.headline.wholewords import NUMBER, WholeWords
+from nlp_models.headline.vocab import EOS
+from nlp_models.headline.wholewords import NUMBER, WholeWords
 from training.paths import REPO_ROOT
 
 
@@ -73,7 +73,7 @@ def test_a_hypothesis_with_no_allowed_token_is_left_unconstrained() -> None:
 
 @pytest.mark.parametrize("model", ["headline_generator", "constrained_headline_generator"])
 def test_the_shipped_english_models_write_only_known_words_with_the_rule(model: str) -> None:
-    from training.headline.predictor import HeadlinePredictor
+    from nlp_models.headline.predictor import HeadlinePredictor
     from training.headline.quality import words
     from training.repository import shipped
 

@@ -1,4 +1,4 @@
-"""ARK word-cluster features of the POS tagger (training/pos/clusters.py).
+"""ARK word-cluster features of the POS tagger (nlp_models/pos/clusters.py).
 
 A small cluster file written here stands in for 50mpaths2, so these tests need neither
 Maven nor the resolved artifact.
@@ -7,7 +7,7 @@ Maven nor the resolved artifact.
 import pytest
 import torch
 
-from training.pos.clusters import (
+from nlp_models.pos.clusters import (
     BITS,
     ClusterFileMissing,
     Clusters,
@@ -15,8 +15,9 @@ from training.pos.clusters import (
     lookup,
     prefixes,
 )
-from training.pos.data import Sentence, Vocabularies, encode_tokens, make_batch
-from training.pos.model import Tagger, TaggerConfig
+from nlp_models.pos.features import Vocabularies, encode_tokens
+from nlp_models.pos.model import Tagger, TaggerConfig
+from training.pos.data import Sentence, make_batch
 
 LINES = [
     ("0010", "lol", 100),
@@ -159,7 +160,7 @@ def test_vocabularies_round_trip_with_clusters(cluster_file):
 def test_cached_type_features_with_clusters_give_the_uncached_tags(cluster_file, tmp_path):
     """PosPredictor caches [char-CNN ; clusters] per token string; its tags must equal a
     plain forward pass that computes the cluster features from scratch."""
-    from training.pos.predictor import PosPredictor, save_checkpoint
+    from nlp_models.pos.predictor import PosPredictor, save_checkpoint
 
     vocabs = Vocabularies.build(SENTS, clusters=Clusters(cluster_file))
     torch.manual_seed(1)

@@ -1,10 +1,11 @@
-"""Specification of the DCNN tagger and its comparison models (training/pos/model.py)."""
+"""Specification of the DCNN tagger and its comparison models (nlp_models/pos/model.py)."""
 
 import pytest
 import torch
 
-from training.pos.data import Sentence, Vocabularies, make_batch
-from training.pos.model import VARIANTS, Tagger, TaggerConfig, reverse_padded
+from nlp_models.pos.features import Vocabularies
+from nlp_models.pos.model import VARIANTS, Tagger, TaggerConfig, reverse_padded
+from training.pos.data import Sentence, make_batch
 
 SENTS = [
     Sentence("RT @bob : this is so cool lol".split(), "RT USR : DT VBZ RB JJ UH".split(), "ptb"),

@@ -2,8 +2,8 @@
 
 import torch
 
-from training.pos.data import encode_tokens
-from training.pos.predictor import PosPredictor, save_checkpoint
+from nlp_models.pos.features import encode_tokens
+from nlp_models.pos.predictor import PosPredictor, save_checkpoint
 
 from .test_pos_model import SENTS, VOCABS, make_model
 

@@ -1,8 +1,8 @@
-"""Specification of the Twitter-aware tokenizer (training/text/twitter_tokenizer.py)."""
+"""Specification of the Twitter-aware tokenizer (nlp_models/pos/tokenizer.py)."""
 
 import pytest
 
-from training.text.twitter_tokenizer import tokenize
+from nlp_models.pos.tokenizer import tokenize
 
 
 def words(text: str) -> list[str]:

@@ -6,7 +6,7 @@ post: what a generator that ignores the post would learn).
 tokens' order in the text." Document frequencies come from the language's train split;
 a keyword's weight is its count in the post times log(N / (1 + df)). The hashtag's words are
 the English keywords, or the characters of the concatenated Chinese keywords (the word
-protocol of training.hashtag.text).
+protocol of nlp_models.hashtag.text).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import jieba
 
+from nlp_models.hashtag.text import join_words, split_hashtag
 from training.hashtag.metrics import hashtag_key, score
-from training.hashtag.text import join_words, split_hashtag
 from training.paths import data_dir
 
 KEYWORDS = {"en": 2, "zh": 3}  # the paper: about the number of words in one hashtag

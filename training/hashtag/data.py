@@ -14,9 +14,9 @@ from pathlib import Path
 
 import torch
 
-from training.hashtag.model import SegTrmConfig, layout
-from training.hashtag.text import target_words
-from training.hashtag.vocab import PAD, SEP, S, Vocab
+from nlp_models.hashtag.model import SegTrmConfig, encode_sources, pad
+from nlp_models.hashtag.text import target_words
+from nlp_models.hashtag.vocab import SEP, S, Vocab
 
 
 @dataclass
@@ -51,19 +51,6 @@ def selection_score(dev: dict, dev_ood: dict | None) -> float:
     """Model selection: dev ROUGE-1, or the mean of the in-distribution and held-out-source
     dev ROUGE-1 when there is a second dev set."""
     return dev["rouge1"] if dev_ood is None else (dev["rouge1"] + dev_ood["rouge1"]) / 2
-
-
-def pad(rows: list[list[int]]) -> torch.Tensor:
-    width = max(len(r) for r in rows)
-    return torch.tensor([r + [PAD] * (width - len(r)) for r in rows], dtype=torch.long)
-
-
-def encode_sources(texts: list[str], vocab: Vocab, cfg: SegTrmConfig) -> tuple[torch.Tensor, ...]:
-    """Raw texts -> (ids, segs, truncated flags); shared by training and serving."""
-    tokens = [vocab.encode(t) for t in texts]
-    laid = [layout(t, cfg) for t in tokens]
-    truncated = torch.tensor([len(t) > cfg.max_source for t in tokens])
-    return pad([ids for ids, _ in laid]), pad([s for _, s in laid]), truncated
 
 
 def encode_target(hashtags: list[str], vocab: Vocab, cfg: SegTrmConfig, lang: str) -> list[int]:

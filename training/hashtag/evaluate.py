@@ -31,10 +31,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from nlp_models.hashtag.predictor import Generated, HashtagPredictor
+from nlp_models.hashtag.text import join_words, normalize_hashtag
 from training.hashtag.data import Pair, read_pairs
 from training.hashtag.metrics import score
-from training.hashtag.predictor import Generated, HashtagPredictor
-from training.hashtag.text import join_words, normalize_hashtag
 from training.repository import shipped
 
 

@@ -1,7 +1,7 @@
 """ROUGE and F1@k for generated hashtags, as in the SegTrm paper (section 4.4).
 
 ROUGE compares the best generated *sequence* `h1 # h2 # ...` with the reference sequence,
-both as words (training.hashtag.text), so partly right hashtags (`#farmers` for
+both as words (nlp_models.hashtag.text), so partly right hashtags (`#farmers` for
 `#organic farmers market`) earn credit. F1@k compares whole hashtags, so it measures whether
 the model reproduces the exact hashtag users wrote.
 
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from rouge_score.rouge_scorer import RougeScorer
 
-from training.hashtag.text import SEPARATOR, join_words, normalize_hashtag, split_hashtag
+from nlp_models.hashtag.text import SEPARATOR, join_words, normalize_hashtag, split_hashtag
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 

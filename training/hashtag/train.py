@@ -32,6 +32,11 @@ from pathlib import Path
 
 import torch
 
+from nlp_models.hashtag.decode import greedy
+from nlp_models.hashtag.model import SegTrm, SegTrmConfig
+from nlp_models.hashtag.predictor import save_checkpoint
+from nlp_models.hashtag.text import split_generated, target_words
+from nlp_models.hashtag.vocab import Vocab, build_vocab
 from training.hashtag.data import (
     Pair,
     batches,
@@ -41,12 +46,7 @@ from training.hashtag.data import (
     selection_score,
     training_pairs,
 )
-from training.hashtag.decode import greedy
 from training.hashtag.metrics import score
-from training.hashtag.model import SegTrm, SegTrmConfig
-from training.hashtag.predictor import save_checkpoint
-from training.hashtag.text import split_generated, target_words
-from training.hashtag.vocab import Vocab, build_vocab
 from training.paths import REPO_ROOT, data_dir
 from training.provenance import record_run
 

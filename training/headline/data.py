@@ -22,9 +22,9 @@ from pathlib import Path
 
 import torch
 
+from nlp_models.headline.seq2bf import NOT_YET, STRATEGIES, layout
+from nlp_models.headline.vocab import BOS, EOS, PAD, Source, Vocab, prefixed_source
 from training.headline.metrics import contains_phrase
-from training.headline.seq2bf import NOT_YET, STRATEGIES, layout
-from training.headline.vocab import BOS, EOS, PAD, SEP, Source, Vocab
 
 PHRASE_DROP = 0.5  # He et al.: share of training examples whose article loses the phrase
 
@@ -112,14 +112,6 @@ def split_headline(headline: str, phrase: str) -> tuple[str, str]:
     if not phrase or at < 0:
         raise ValueError(f"phrase {phrase!r} is not in headline {headline!r}")
     return headline[:at], headline[at + len(phrase):]
-
-
-def prefixed_source(vocab: Vocab, phrase: str, body: Source, max_source: int) -> Source:
-    """`phrase [SEP] article` from the encoded article, cut to max_source tokens. The
-    article's unknown tokens keep their extended ids; the phrase's own are numbered after."""
-    head = vocab.encode_source(phrase, body.oovs)
-    return Source([*head.ids, SEP, *body.ids][:max_source],
-                  [*head.ext_ids, SEP, *body.ext_ids][:max_source], head.oovs)
 
 
 def _prefixed(vocab: Vocab, pair: Pair, body: Source, max_source: int,

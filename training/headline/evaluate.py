@@ -23,10 +23,10 @@ import sys
 import time
 from pathlib import Path
 
-from services.language import resolve_language
+from nlp_models.headline.predictor import HeadlinePredictor, Headlines
+from nlp_models.language import resolve_language
 from training.headline.data import Pair, first_sentence_with, read_pairs, split_lead
 from training.headline.metrics import ald, repeated_word_rate, rouge, success_rate
-from training.headline.predictor import HeadlinePredictor, Headlines
 from training.headline.quality import degenerate_rate, unsupported_rate, vocabulary_from_files
 from training.paths import data_dir
 from training.repository import shipped

@@ -32,11 +32,13 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import torch
 from rouge_score.tokenizers import DefaultTokenizer
 
 _TOK = DefaultTokenizer(use_stemmer=False)
@@ -186,3 +188,27 @@ def unsupported_rate(headlines: Sequence[str], articles: Sequence[str], lang: st
     bad = sum(bool(unsupported_entities(h, a, lang))
               for h, a in zip(headlines, articles, strict=True))
     return round(bad / max(len(headlines), 1), 4)
+
+
+def add_word_list(checkpoint: str | Path, out: str | Path,
+                  train_data: Sequence[str | Path]) -> dict:
+    """Copy an English full-generator checkpoint with the training vocabulary of
+    ``train_data`` as its whole-word list (checkpoints trained before the rule existed);
+    weights unchanged. Writes ``run.json`` beside ``out`` for the model card."""
+    from training.provenance import file_entry, git_commit, now
+
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    if state["lang"] != "en":
+        raise SystemExit(f"{checkpoint} is a {state['lang']} checkpoint; the whole-word rule "
+                         "is for English")
+    words = sorted(vocabulary_from_files(train_data, "en"))
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    state["meta"] = {**state.get("meta", {}), "whole_words": words, "run": out.parent.name}
+    torch.save(state, out)
+    record = {"command": "python -m training " + " ".join(sys.argv[1:]),
+              "derived_from": file_entry(checkpoint),
+              "data": [file_entry(p) for p in train_data], "code": git_commit(),
+              "started_at": now(), "whole_words": len(words)}
+    (out.parent / "run.json").write_text(json.dumps(record, indent=1) + "\n")
+    return {"checkpoint": str(out), "whole_words": len(words), **file_entry(out)}

@@ -10,6 +10,9 @@ The config fixes language, sizes and schedule, so every model of a table shares 
 the flags pick the model. `--strategy he` trains He et al.'s comparator (a vanilla
 Transformer reading `phrase [SEP] article`, phrase dropping; `--variant` swaps its base). Writes
 runs/<name>/best.pt (fp16, best dev ROUGE-L F of greedy output), last.pt (--resume), log.jsonl.
+last.pt is also written inside an epoch, every `save_minutes` (config, default 15) and when
+the time budget (`max_minutes`) runs out, with the epoch's batch order and position: `--resume`
+continues mid-epoch, so a run of many hours survives the end of a session.
 `--pretrain-epochs N` first trains a full generator N epochs on lead-sentence pairs built
 from the training articles alone (data.lead_gap_pairs), then on the headlines as usual with
 a fresh optimizer and schedule; the run is named <name>_gsg. Pre-training is not resumable.
@@ -37,11 +40,16 @@ import sys
 import time
 import tomllib
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 
+from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
+from nlp_models.headline.predictor import HeadlinePredictor, save_checkpoint
+from nlp_models.headline.seq2bf import Seq2BF, Seq2BFConfig
+from nlp_models.headline.vocab import Vocab, build_vocab
 from training.headline.data import (
     Example,
     Pair,
@@ -53,11 +61,7 @@ from training.headline.data import (
     seq2bf_batch,
 )
 from training.headline.metrics import rouge
-from training.headline.model import HeadlineConfig, HeadlineGenerator
-from training.headline.predictor import HeadlinePredictor, save_checkpoint
 from training.headline.quality import training_vocabulary
-from training.headline.seq2bf import Seq2BF, Seq2BFConfig
-from training.headline.vocab import Vocab, build_vocab
 from training.paths import REPO_ROOT, data_dir
 from training.provenance import record_run
 
@@ -170,12 +174,18 @@ class Schedule:
 
 def run_epoch(model: torch.nn.Module, kind: str, choice: str, opt: torch.optim.Optimizer,
               examples: list[Example], tc: dict, rng: random.Random, schedule: Schedule,
-              label: str) -> dict[str, float]:
-    """One pass over `examples`; returns the mean of each loss term."""
+              label: str, skip: int = 0,
+              save: Callable[[int], None] | None = None) -> tuple[dict[str, float], bool]:
+    """One pass over `examples` from batch `skip` on: (mean of each loss term, whether the
+    pass finished). With `save`, the deadline stops the pass resumably: `save(k)` is called
+    after k batches at the deadline and every `save_minutes`, and the batch order comes from
+    `rng`, so the same rng state gives the same order. Without it (pre-training, --quick)
+    the deadline just ends the pass early."""
     model.train()
     sums, n = Counter(), 0
     groups = list(batches(examples, tc["max_tokens"], rng))
-    for n, group in enumerate(groups, 1):
+    every, last_save = tc.get("save_minutes", 15) * 60, time.time()
+    for n, group in enumerate(groups[skip:], skip + 1):
         for g in opt.param_groups:
             g["lr"] = lr_at(schedule.step_no, schedule.total_steps, tc["lr"],
                             tc.get("warmup", 0.05))
@@ -187,13 +197,21 @@ def run_epoch(model: torch.nn.Module, kind: str, choice: str, opt: torch.optim.O
         schedule.step_no += 1
         sums.update({k: v.item() for k, v in losses.items()})
         if n % 20 == 0 or n == len(groups):
-            shown = " ".join(f"{k} {v / n:.4f}" for k, v in sums.items())
+            shown = " ".join(f"{k} {v / (n - skip):.4f}" for k, v in sums.items())
             print(f"\r{label} step {n}/{len(groups)} {shown}", end="", file=sys.stderr,
                   flush=True)
-        if time.time() > schedule.deadline:
+        out_of_time = time.time() > schedule.deadline
+        if save is not None and n < len(groups) and (
+                out_of_time or time.time() - last_save > every):
+            save(n)
+            last_save = time.time()
+        if out_of_time:
             break
     print(file=sys.stderr)
-    return {k: round(v / max(n, 1), 4) for k, v in sums.items()}
+    finished = n == len(groups) or save is None
+    return {k: round(v / max(n - skip, 1), 4) for k, v in sums.items()}, finished
+    print(file=sys.stderr)
+    return {k: round(v / max(n - skip, 1), 4) for k, v in sums.items()}, True
 
 
 def pretrain(model: HeadlineGenerator, pairs: list[Pair], lang: str, vocab: Vocab, tc: dict,
@@ -208,8 +226,8 @@ def pretrain(model: HeadlineGenerator, pairs: list[Pair], lang: str, vocab: Voca
     opt, schedule = optimizer(model, tc), Schedule(epochs * steps, 0, deadline)
     for epoch in range(epochs):
         t0 = time.time()
-        losses = run_epoch(model, "generator", model.cfg.variant, opt, examples, tc, rng,
-                           schedule, f"pre-train {epoch + 1}/{epochs}")
+        losses, _ = run_epoch(model, "generator", model.cfg.variant, opt, examples, tc, rng,
+                              schedule, f"pre-train {epoch + 1}/{epochs}")
         record = {"pretrain_epoch": epoch + 1, **losses, "seconds": round(time.time() - t0, 1)}
         print(json.dumps(record), flush=True)
         with open(log, "a") as f:
@@ -263,14 +281,18 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
                                                for p in train_pairs), lang))
                    if lang == "en" else [])
     opt = optimizer(model, tc)
-    start_epoch, best, best_epoch = 0, -1.0, 0
+    start_epoch, best, best_epoch, skip = 0, -1.0, 0, 0
     if resume and (out / "last.pt").exists():
         state = torch.load(out / "last.pt", weights_only=False)
         vocab = Vocab.from_state(state["vocab"])
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["opt"])
         start_epoch, best, best_epoch = state["epoch"] + 1, state["best"], state["best_epoch"]
-        print(f"resumed after epoch {start_epoch}, best dev ROUGE-L {best:.4f}", flush=True)
+        if state.get("in_epoch"):  # stopped inside an epoch: the same batches, from there
+            start_epoch, skip = state["in_epoch"]["epoch"], state["in_epoch"]["done"]
+            rng.setstate(state["in_epoch"]["rng"])
+        print(f"resumed at epoch {start_epoch + 1}, batch {skip + 1}; best selection score "
+              f"{best:.4f}", flush=True)
     print(f"{name}: encoding {len(train_pairs)} training pairs", file=sys.stderr, flush=True)
     examples = [encode(p, vocab, model.cfg.max_source, model.cfg.max_target) for p in train_pairs]
     if kind != "generator":
@@ -284,14 +306,30 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
         pretrain(model, train_pairs, lang, vocab, tc, 1 if quick else pretrain_epochs, rng,
                  deadline, out / "log.jsonl")
     steps_per_epoch = sum(1 for _ in batches(examples, tc["max_tokens"], random.Random(0)))
-    schedule = Schedule(epochs * steps_per_epoch, start_epoch * steps_per_epoch, deadline)
+    schedule = Schedule(epochs * steps_per_epoch, start_epoch * steps_per_epoch + skip, deadline)
+
+    def save_last(epoch: int, in_epoch: dict | None = None) -> None:
+        """last.pt: everything --resume needs; `in_epoch` (epoch, batches done, the rng state
+        its batch order came from) when written inside an epoch."""
+        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": epoch,
+                    "best": best, "best_epoch": best_epoch, "vocab": vocab.to_state(),
+                    "config": asdict(model.cfg), "in_epoch": in_epoch}, out / "last.pt.tmp")
+        (out / "last.pt.tmp").replace(out / "last.pt")
+
     n_params = sum(p.numel() for p in model.parameters())
     print(f"{name}: {n_params / 1e6:.2f}M parameters, vocab {len(vocab)}, {len(examples)} train "
           f"/ {len(dev)} dev pairs, {steps_per_epoch} steps per epoch", flush=True)
     for epoch in range(start_epoch, epochs):
-        t0 = time.time()
-        losses = run_epoch(model, kind, choice, opt, examples, tc, rng, schedule,
-                           f"epoch {epoch + 1}/{epochs}")
+        t0, order = time.time(), rng.getstate()
+        losses, finished = run_epoch(
+            model, kind, choice, opt, examples, tc, rng, schedule, f"epoch {epoch + 1}/{epochs}",
+            skip, None if quick else lambda done, e=epoch, o=order: save_last(
+                e - 1, {"epoch": e, "done": done, "rng": o}))
+        skip = 0
+        if not finished:
+            print(f"time budget reached inside epoch {epoch + 1}; --resume continues it",
+                  flush=True)
+            break
         # selection decodes as serving will: with the whole-word rule where it applies
         predictor = HeadlinePredictor(model, vocab, lang, kind, {"whole_words": whole_words})
         metrics = dev_scores(predictor, dev)
@@ -310,9 +348,7 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
                     **({"dev_ood": ood} if ood else {}),
                     **({"whole_words": whole_words} if whole_words else {})}
             save_checkpoint(out / "best.pt", model, vocab, lang, kind, meta)
-        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": epoch,
-                    "best": best, "best_epoch": best_epoch, "vocab": vocab.to_state(),
-                    "config": asdict(model.cfg)}, out / "last.pt")
+        save_last(epoch)
         if time.time() > schedule.deadline:
             print(f"time budget reached after epoch {epoch + 1}", flush=True)
             break

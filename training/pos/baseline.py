@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from nlp_models.pos.features import normalize_word
 from training.paths import REPO_ROOT, data_dir
-from training.pos.data import Sentence, normalize_word, read_conll
+from training.pos.data import Sentence, read_conll
 from training.pos.train import load_config, load_split
 
 CONFIG = REPO_ROOT / "training" / "configs" / "pos_dcnn.toml"

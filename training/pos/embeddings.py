@@ -24,9 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
+from nlp_models.pos.features import normalize_word
+from nlp_models.pos.tokenizer import tokenize
 from training.paths import data_dir
-from training.pos.data import normalize_word, read_conll
-from training.text.twitter_tokenizer import tokenize
+from training.pos.data import read_conll
 
 # file (under extra/tweets_en/) -> how to get the tweet text out of it
 _CSV_COLUMN = {

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import torch
 
+from nlp_models.pos.predictor import PosPredictor
 from training.pos.data import read_conll
-from training.pos.predictor import PosPredictor
 from training.repository import shipped
 
 

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import torch
 
+from nlp_models.pos.features import encode_tokens
+from nlp_models.pos.model import per_direction, reverse_padded
+from nlp_models.pos.predictor import load_checkpoint
 from training.paths import data_dir
-from training.pos.data import encode_tokens, read_conll
+from training.pos.data import read_conll
 from training.pos.evaluate import shipped_checkpoint
-from training.pos.model import per_direction, reverse_padded
-from training.pos.predictor import load_checkpoint
 
 DOMAINS = {
     "newswire (conll2000/test)": ("conll2000/test", "ptb"),

@@ -38,7 +38,7 @@ PLAIN_PRONOUNS = frozenset(
 )
 DEMONSTRATIVES = frozenset({"this", "that", "these", "those", "dis", "dat", "dem", "tha"})
 PLEASE = frozenset({"please", "pls", "plz", "pleas", "pleeease", "pleease", "pleeeease"})
-# emoticons: the project tokenizer's pattern (training/text/twitter_tokenizer.py) plus any
+# emoticons: the project tokenizer's pattern (nlp_models/pos/tokenizer.py) plus any
 # token without a letter or digit (e.g. "-_-", ":')", "o.o"); UH words are letters
 _EMOTICON = re.compile(
     r"(?:[<>]?[:;=8xX][\-o\*']?[\)\]\(\[dDpP/\\:\}\{@\|3]+)"

@@ -22,12 +22,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from nlp_models.pos.clusters import Clusters
+from nlp_models.pos.features import Vocabularies
+from nlp_models.pos.model import Tagger, TaggerConfig
+from nlp_models.pos.predictor import save_checkpoint
 from training.paths import REPO_ROOT, data_dir
-from training.pos.clusters import Clusters
-from training.pos.data import Sentence, Vocabularies, batches, make_batch, read_conll
+from training.pos.data import Sentence, batches, make_batch, read_conll
 from training.pos.embeddings import load_embeddings
-from training.pos.model import Tagger, TaggerConfig
-from training.pos.predictor import save_checkpoint
 from training.provenance import record_run
 
 
@@ -115,7 +116,7 @@ def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: 
     # config keys that are not TaggerConfig fields
     own_keys = ("min_word_count", "clusters", "pretrained", "pretrained_max_words")
     mc = cfg["model"]
-    # ARK word clusters (training/pos/clusters.py): the file resolved by deploy.local prepare
+    # ARK word clusters (nlp_models/pos/clusters.py): the file resolved by deploy.local prepare
     clusters = Clusters() if mc.get("clusters", False) else None
     pretrained = load_pretrained(mc["pretrained"]) if mc.get("pretrained") else None
     extra = pretrained[0][: mc.get("pretrained_max_words", 50_000)] if pretrained else ()

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.language import resolve_language
-from training.headline.predictor import HeadlinePredictor, Headlines
-from training.headline.seq2bf import STRATEGIES
-from training.headline.vocab import UNK
+from nlp_models.headline.predictor import HeadlinePredictor, Headlines
+from nlp_models.headline.seq2bf import STRATEGIES
+from nlp_models.headline.vocab import UNK
+from nlp_models.language import resolve_language
 
 LANGUAGES = ("en", "zh")
 MAX_ARTICLE_CHARS = 200_000  # far beyond what a model reads; bounds tokenizer time

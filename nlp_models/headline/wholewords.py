@@ -16,16 +16,13 @@ unconstrained rather than killed.
 from __future__ import annotations
 
 import bisect
-import json
 import re
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
-from training.headline.vocab import EOS, SEP, Vocab
+from nlp_models.headline.vocab import EOS, SEP, Vocab
 
 WORD = re.compile(r"[a-z0-9]+")
 NUMBER = re.compile(r"\d+(?:st|nd|rd|th|s)?")  # 1987, 4th, 1990s; not "corporate50"
@@ -150,28 +147,3 @@ class WholeWords:
         if token not in self._surfaces:
             self._surfaces[token] = self.vocab.surface(token) if token > SEP else ""
         return self._surfaces[token]
-
-
-def add_word_list(checkpoint: str | Path, out: str | Path,
-                  train_data: Sequence[str | Path]) -> dict:
-    """Copy an English full-generator checkpoint with the training vocabulary of
-    ``train_data`` as its whole-word list (checkpoints trained before the rule existed);
-    weights unchanged. Writes ``run.json`` beside ``out`` for the model card."""
-    from training.headline.quality import vocabulary_from_files
-    from training.provenance import file_entry, git_commit, now
-
-    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
-    if state["lang"] != "en":
-        raise SystemExit(f"{checkpoint} is a {state['lang']} checkpoint; the whole-word rule "
-                         "is for English")
-    words = sorted(vocabulary_from_files(train_data, "en"))
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    state["meta"] = {**state.get("meta", {}), "whole_words": words, "run": out.parent.name}
-    torch.save(state, out)
-    record = {"command": "python -m training " + " ".join(sys.argv[1:]),
-              "derived_from": file_entry(checkpoint),
-              "data": [file_entry(p) for p in train_data], "code": git_commit(),
-              "started_at": now(), "whole_words": len(words)}
-    (out.parent / "run.json").write_text(json.dumps(record, indent=1) + "\n")
-    return {"checkpoint": str(out), "whole_words": len(words), **file_entry(out)}

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from training.beam import Hypothesis, beam_search, expand
-from training.headline.model import HeadlineGenerator
-from training.headline.seq2bf import (
+from nlp_models.beam import Hypothesis, beam_search, expand
+from nlp_models.headline.model import HeadlineGenerator
+from nlp_models.headline.seq2bf import (
     BACKWARD,
     FORWARD,
     STRATEGIES,
@@ -30,8 +30,8 @@ from training.headline.seq2bf import (
     end_marker,
     next_side,
 )
-from training.headline.vocab import BOS, EOS, PAD, SEP, UNK, Vocab
-from training.headline.wholewords import ArticleWords, WholeWords
+from nlp_models.headline.vocab import BOS, EOS, PAD, SEP, UNK, Vocab
+from nlp_models.headline.wholewords import ArticleWords, WholeWords
 
 # Shortest headline a search may end with, in tokens (the phrase's included), per language.
 # Models early in training put more mass on [EOS] than on any single word, so without a

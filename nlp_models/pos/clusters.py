@@ -40,15 +40,15 @@ _ASCII_PUNCT = re.compile(r"[!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]")
 
 
 def default_path() -> Path:
-    """$NLP_POS_CLUSTERS, else <state dir>/ark-clusters/50mpaths2 (deploy/clusters.py)."""
+    """$NLP_POS_CLUSTERS, else <$NLP_STATE_DIR or ./var>/ark-clusters/50mpaths2: the file
+    `python -m deploy.local prepare` extracts (deploy/clusters.py; the same state dir as
+    services/settings.py, relative to the working directory: run from the repository root).
+    The served model always gets $NLP_POS_CLUSTERS from deploy/triton.py or the image."""
     explicit = os.environ.get("NLP_POS_CLUSTERS", "").strip()
     if explicit:
         return Path(explicit)
-    try:
-        from services.settings import Settings  # standard library only
-    except ImportError:  # training/ alone (the Triton image sets NLP_POS_CLUSTERS)
-        return Path(__file__).resolve().parents[2] / "var" / "ark-clusters" / CLUSTER_FILE
-    return Settings.from_env().state_dir / "ark-clusters" / CLUSTER_FILE
+    state = os.environ.get("NLP_STATE_DIR", "").strip() or "var"
+    return Path(state) / "ark-clusters" / CLUSTER_FILE
 
 
 class ClusterFileMissing(RuntimeError):

@@ -41,10 +41,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from training.headline.encoder import ENCODERS, ArticleEncoder
-from training.headline.model import CopyCoverage
-from training.headline.vocab import BOS, EOS, PAD, UNK
-from training.layers import DecoderLayer, decode_cached, init_weights, sinusoid
+from nlp_models.headline.encoder import ENCODERS, ArticleEncoder
+from nlp_models.headline.model import CopyCoverage
+from nlp_models.headline.vocab import BOS, EOS, PAD, UNK
+from nlp_models.layers import DecoderLayer, decode_cached, init_weights, sinusoid
 
 STRATEGIES = ("seq-b", "seq-f", "tok-b", "tok-f")
 # Training may also draw one of the four orders per example ("mixed"): one model then

@@ -12,11 +12,10 @@ from pathlib import Path
 
 import torch
 
-from training.hashtag.data import encode_sources
-from training.hashtag.decode import Hypothesis, beam_search
-from training.hashtag.model import SegTrm, SegTrmConfig
-from training.hashtag.text import join_words, normalize_hashtag, split_generated
-from training.hashtag.vocab import Vocab
+from nlp_models.hashtag.decode import Hypothesis, beam_search
+from nlp_models.hashtag.model import SegTrm, SegTrmConfig, encode_sources
+from nlp_models.hashtag.text import join_words, normalize_hashtag, split_generated
+from nlp_models.hashtag.vocab import Vocab
 
 MAX_BATCH = 64  # posts per forward pass; bigger batches only add padding on this CPU
 

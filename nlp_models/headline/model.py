@@ -37,9 +37,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from training.headline.encoder import ArticleEncoder
-from training.headline.vocab import PAD, UNK
-from training.layers import DecoderLayer, decode_cached, init_weights, sinusoid
+from nlp_models.headline.encoder import ArticleEncoder
+from nlp_models.headline.vocab import PAD, UNK
+from nlp_models.layers import DecoderLayer, decode_cached, init_weights, sinusoid
 
 # encoder x copy: vanilla or segment-recurrent (XL) encoder, with or without copy/coverage
 VARIANTS = ("transformer", "pointer-generator", "xl", "xl-cc")

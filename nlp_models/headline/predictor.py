@@ -20,8 +20,7 @@ from pathlib import Path
 
 import torch
 
-from training.headline.data import prefixed_source
-from training.headline.decode import (
+from nlp_models.headline.decode import (
     MIN_TOKENS,
     assemble,
     generate,
@@ -29,10 +28,10 @@ from training.headline.decode import (
     length_penalty,
     repeat_rule,
 )
-from training.headline.model import HeadlineConfig, HeadlineGenerator
-from training.headline.seq2bf import STRATEGIES, Seq2BF, Seq2BFConfig
-from training.headline.vocab import Source, Vocab
-from training.headline.wholewords import WholeWords
+from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
+from nlp_models.headline.seq2bf import STRATEGIES, Seq2BF, Seq2BFConfig
+from nlp_models.headline.vocab import Source, Vocab, prefixed_source
+from nlp_models.headline.wholewords import WholeWords
 
 KINDS = ("generator", "he", "seq2bf")
 BATCH_TOKENS = 16_384  # padded source tokens per forward pass

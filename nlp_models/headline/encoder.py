@@ -25,7 +25,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from training.layers import EncoderLayer, FeedForward, sinusoid
+from nlp_models.layers import EncoderLayer, FeedForward, sinusoid
 
 ENCODERS = ("vanilla", "xl")
 

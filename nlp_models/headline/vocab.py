@@ -179,3 +179,11 @@ def build_vocab(lang: str, texts: list[str], size: int = 12000) -> Vocab:
     if lang == "zh":
         return CharVocab.build(texts)
     raise ValueError(f"unsupported language {lang!r}; expected 'en' or 'zh'")
+
+
+def prefixed_source(vocab: Vocab, phrase: str, body: Source, max_source: int) -> Source:
+    """`phrase [SEP] article` from the encoded article, cut to max_source tokens. The
+    article's unknown tokens keep their extended ids; the phrase's own are numbered after."""
+    head = vocab.encode_source(phrase, body.oovs)
+    return Source([*head.ids, SEP, *body.ids][:max_source],
+                  [*head.ext_ids, SEP, *body.ext_ids][:max_source], head.oovs)

@@ -3,7 +3,7 @@
 Each step feeds only the newest token of every hypothesis; the decoder's earlier keys and
 values come from the cache, and the memory's cross-attention keys/values are computed once
 per post. A hypothesis ends at [SEP] or is cut at `max_len` tokens. The batched search
-itself (ranking, early stop, dropping finished posts) is training/beam.py.
+itself (ranking, early stop, dropping finished posts) is nlp_models/beam.py.
 
 A copying model (SegTrm with `copy = true`) scores the log of its mixed distribution
 p_gen * P_vocab + (1 - p_gen) * copy attention; its copy source and copy keys are, like the
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import torch
 
-from training.beam import Hypothesis, expand
-from training.beam import beam_search as run_beam
-from training.hashtag.model import CopySource, SegTrm
-from training.hashtag.vocab import PAD, SEG, SEP, UNK, S
+from nlp_models.beam import Hypothesis, expand
+from nlp_models.beam import beam_search as run_beam
+from nlp_models.hashtag.model import CopySource, SegTrm
+from nlp_models.hashtag.vocab import PAD, SEG, SEP, UNK, S
 
 # alpha of GNMT's length penalty ((5 + n) / 6) ** alpha. Chosen on dev posts 1000-1399 (not
 # used for model selection) with the 4-epoch Transformer, beam 4: ROUGE-1 0.0331 at 0, 0.0351
@@ -28,7 +28,7 @@ LENGTH_PENALTY = 0.6
 
 
 class HashtagSearch:
-    """SegTrm's decoder state per hypothesis, for training/beam.py."""
+    """SegTrm's decoder state per hypothesis, for nlp_models/beam.py."""
 
     def __init__(self, model: SegTrm, ids: torch.Tensor, segs: torch.Tensor, beam: int):
         self.model, self.beam = model, beam

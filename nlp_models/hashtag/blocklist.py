@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.language import is_cjk
-from training.hashtag.text import split_hashtag
+from nlp_models.hashtag.text import split_hashtag
+from nlp_models.language import is_cjk
 
 
 def _has_cjk(text: str) -> bool:

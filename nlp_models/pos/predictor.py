@@ -12,9 +12,9 @@ from pathlib import Path
 
 import torch
 
-from training.pos.data import Vocabularies, encode_tokens
-from training.pos.model import Tagger, TaggerConfig
-from training.text.twitter_tokenizer import tokenize
+from nlp_models.pos.features import Vocabularies, encode_tokens
+from nlp_models.pos.model import Tagger, TaggerConfig
+from nlp_models.pos.tokenizer import tokenize
 
 MAX_TOKENS = 128  # tokens tagged per text; the rest is cut and flagged `truncated`
 CHAR_CACHE_SIZE = 100_000  # token strings whose char-CNN features are kept (~40 MB)
@@ -33,7 +33,7 @@ def load_checkpoint(
     path: str | Path, cluster_path: str | Path | None = None
 ) -> tuple[Tagger, Vocabularies, dict]:
     """Model, vocabularies, metadata. A model with cluster features also reads the ARK
-    cluster file: `cluster_path`, else the resolved artifact (training/pos/clusters.py)."""
+    cluster file: `cluster_path`, else the resolved artifact (nlp_models/pos/clusters.py)."""
     ckpt = torch.load(path, map_location="cpu", weights_only=True)
     cfg = dict(ckpt["config"])
     cfg["char_widths"] = tuple(cfg["char_widths"])

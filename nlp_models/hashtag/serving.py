@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.language import resolve_language
-from training.hashtag.blocklist import Blocklist
-from training.hashtag.predictor import HashtagPredictor
+from nlp_models.hashtag.blocklist import Blocklist
+from nlp_models.hashtag.predictor import HashtagPredictor
+from nlp_models.language import resolve_language
 
 LANGUAGES = ("en", "zh")
 MAX_TEXT_CHARS = 20_000  # cut before tokenizing; the model reads far fewer tokens anyway

@@ -51,8 +51,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from training.hashtag.vocab import PAD, SEG, S
-from training.layers import DecoderLayer, EncoderLayer, decode_cached
+from nlp_models.hashtag.vocab import PAD, SEG, S, Vocab
+from nlp_models.layers import DecoderLayer, EncoderLayer, decode_cached
 
 VARIANTS = ("transformer", "softbase", "hardbase", "soft", "hard")
 SIMILARITIES = ("euclidean", "mahalanobis", "cosine", "manhattan")
@@ -358,3 +358,16 @@ class SegTrm(nn.Module):
         logp = p.clamp_min(1e-12).log()  # a token neither generated nor copyable has p = 0
         nll = -logp.gather(1, targets[real][:, None]).squeeze(1)
         return ((1 - label_smoothing) * nll - label_smoothing * logp.mean(-1)).mean()
+
+
+def pad(rows: list[list[int]]) -> torch.Tensor:
+    width = max(len(r) for r in rows)
+    return torch.tensor([r + [PAD] * (width - len(r)) for r in rows], dtype=torch.long)
+
+
+def encode_sources(texts: list[str], vocab: Vocab, cfg: SegTrmConfig) -> tuple[torch.Tensor, ...]:
+    """Raw texts -> (ids, segs, truncated flags); shared by training and serving."""
+    tokens = [vocab.encode(t) for t in texts]
+    laid = [layout(t, cfg) for t in tokens]
+    truncated = torch.tensor([len(t) > cfg.max_source for t in tokens])
+    return pad([ids for ids, _ in laid]), pad([s for _, s in laid]), truncated

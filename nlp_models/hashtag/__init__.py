@@ -1,0 +1,1 @@
+"""SegTrm hashtag generator: model, vocabularies, beam search, predictor, blocklist, service."""

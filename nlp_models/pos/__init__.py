@@ -1,0 +1,1 @@
+"""DCNN Twitter POS tagger: model, token features, ARK word clusters, tokenizer, predictor."""
