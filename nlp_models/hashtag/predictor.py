@@ -15,7 +15,7 @@ import torch
 from nlp_models.hashtag.decode import Hypothesis, beam_search
 from nlp_models.hashtag.model import SegTrm, SegTrmConfig, encode_sources
 from nlp_models.hashtag.text import join_words, normalize_hashtag, split_generated
-from nlp_models.hashtag.vocab import Vocab
+from nlp_models.hashtag.vocab import Vocab, from_state
 
 MAX_BATCH = 64  # posts per forward pass; bigger batches only add padding on this CPU
 
@@ -48,7 +48,7 @@ class HashtagPredictor:
             torch.set_num_threads(threads)
         state = torch.load(checkpoint, map_location="cpu", weights_only=False)
         self.cfg = SegTrmConfig(**state["config"])
-        self.vocab = Vocab.from_state(state["vocab"])
+        self.vocab = from_state(state["vocab"])
         self.lang: str = state["lang"]
         self.meta: dict = state.get("meta", {})
         self.model = SegTrm(self.cfg)

@@ -1,1 +1,2 @@
-"""Headline generators (Transformer(XL)-CC and Seq2BF): models, vocabulary, decoding with the whole-word rule, predictor, services."""
+"""Headline generators (Transformer(XL)-CC and Seq2BF): models, vocabulary, decoding with
+the whole-word rule, predictor, services."""

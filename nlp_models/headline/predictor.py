@@ -30,7 +30,7 @@ from nlp_models.headline.decode import (
 )
 from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
 from nlp_models.headline.seq2bf import STRATEGIES, Seq2BF, Seq2BFConfig
-from nlp_models.headline.vocab import Source, Vocab, prefixed_source
+from nlp_models.headline.vocab import Source, Vocab, from_state, prefixed_source
 from nlp_models.headline.wholewords import WholeWords
 
 KINDS = ("generator", "he", "seq2bf")
@@ -102,7 +102,7 @@ class HeadlinePredictor:
         model = build_model(state["kind"], state["config"])
         model.load_state_dict({k: v.float() for k, v in state["model"].items()})
         model.eval().requires_grad_(False)
-        return cls(model, Vocab.from_state(state["vocab"]), state["lang"], state["kind"],
+        return cls(model, from_state(state["vocab"]), state["lang"], state["kind"],
                    state.get("meta", {}))
 
     @property

@@ -17,10 +17,10 @@ headline, and in Seq2BF end the backward and the forward half.
 
 from __future__ import annotations
 
-import io
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+from nlp_models import vocab as base
 
 SPECIALS = ["[PAD]", "[UNK]", "[BOS]", "[EOS]", "[SEP]"]
 PAD, UNK, BOS, EOS, SEP = range(len(SPECIALS))
@@ -36,27 +36,9 @@ class Source:
     oovs: list[str]
 
 
-class Vocab:
-    lang: str
-
-    def __len__(self) -> int:
-        raise NotImplementedError
-
-    def tokens(self, text: str) -> list[tuple[int, str]]:
-        """(id, surface) per token; a surface may carry its leading space (English)."""
-        raise NotImplementedError
-
-    def surface(self, token_id: int) -> str:
-        raise NotImplementedError
-
-    def join(self, surfaces: list[str]) -> str:
-        raise NotImplementedError
-
-    def to_state(self) -> dict:
-        raise NotImplementedError
-
-    def encode(self, text: str) -> list[int]:
-        return [i for i, _ in self.tokens(text)]
+class Copyable:
+    """Encoding with article-local extended ids for unknown tokens (the copy mechanism);
+    mixed into both vocabulary kinds, which provide `tokens`, `surface`, `join`."""
 
     def encode_source(self, text: str, known_oovs: Iterable[str] = ()) -> Source:
         """known_oovs: unknown tokens numbered already (they keep their extended ids)."""
@@ -89,87 +71,30 @@ class Vocab:
                 parts.append(self.surface(i))
         return self.join(parts)
 
-    @staticmethod
-    def from_state(state: dict) -> Vocab:
-        if state["kind"] == "subword":
-            return SubwordVocab(state["model"])
-        return CharVocab(state["chars"])
 
-
-class CharVocab(Vocab):
+class CharVocab(Copyable, base.CharVocab):
     """Chinese: one token per non-space character, case kept."""
 
-    lang = "zh"
-
-    def __init__(self, chars: list[str]):
-        self.itos = SPECIALS + list(chars)
-        self.stoi = {c: i for i, c in enumerate(self.itos)}
-
-    @staticmethod
-    def build(texts: Iterable[str], min_count: int = 2) -> CharVocab:
-        counts = Counter(c for t in texts for c in t if not c.isspace())
-        return CharVocab(sorted(c for c, n in counts.items() if n >= min_count))
-
-    def __len__(self) -> int:
-        return len(self.itos)
-
-    def tokens(self, text: str) -> list[tuple[int, str]]:
-        return [(self.stoi.get(c, UNK), c) for c in text if not c.isspace()]
-
-    def surface(self, token_id: int) -> str:
-        return self.itos[token_id]
-
-    def join(self, surfaces: list[str]) -> str:
-        return "".join(surfaces)
-
-    def to_state(self) -> dict:
-        return {"kind": "char", "chars": self.itos[len(SPECIALS):]}
+    SPECIALS = SPECIALS
 
 
-class SubwordVocab(Vocab):
+class SubwordVocab(Copyable, base.SubwordVocab):
     """English: cased SentencePiece BPE whose first ids are our SPECIALS."""
 
-    lang = "en"
+    SPECIALS = SPECIALS
 
-    def __init__(self, model: bytes):
-        import sentencepiece as spm
+    @classmethod
+    def build(cls, texts: Iterable[str], size: int = 12000) -> SubwordVocab:
+        return cls.train(texts, size, bos_id=BOS, eos_id=EOS, bos_piece="[BOS]",
+                         eos_piece="[EOS]", user_defined_symbols=["[SEP]"], num_threads=2,
+                         input_sentence_size=400_000, shuffle_input_sentence=True)
 
-        self.model = model
-        self.sp = spm.SentencePieceProcessor(model_proto=model)
-        assert [self.sp.id_to_piece(i) for i in range(len(SPECIALS))] == SPECIALS
 
-    @staticmethod
-    def build(texts: Iterable[str], size: int = 12000) -> SubwordVocab:
-        import sentencepiece as spm
+Vocab = CharVocab | SubwordVocab
 
-        buf = io.BytesIO()
-        spm.SentencePieceTrainer.train(
-            sentence_iterator=iter(texts), model_writer=buf, vocab_size=size,
-            model_type="bpe", character_coverage=0.9995, pad_id=PAD, unk_id=UNK, bos_id=BOS,
-            eos_id=EOS, pad_piece="[PAD]", unk_piece="[UNK]", bos_piece="[BOS]",
-            eos_piece="[EOS]", user_defined_symbols=["[SEP]"], minloglevel=2, num_threads=2,
-            input_sentence_size=400_000, shuffle_input_sentence=True,
-            hard_vocab_limit=False,  # small (test) corpora get a smaller vocabulary
-        )
-        return SubwordVocab(buf.getvalue())
 
-    def __len__(self) -> int:
-        return self.sp.get_piece_size()
-
-    def tokens(self, text: str) -> list[tuple[int, str]]:
-        return [(p.id, p.surface) for p in self.sp.encode(text, return_type="proto").pieces]
-
-    def encode(self, text: str) -> list[int]:
-        return self.sp.encode(text)
-
-    def surface(self, token_id: int) -> str:
-        return self.sp.id_to_piece(token_id).replace("\u2581", " ")
-
-    def join(self, surfaces: list[str]) -> str:
-        return " ".join("".join(surfaces).split())
-
-    def to_state(self) -> dict:
-        return {"kind": "subword", "model": self.model}
+def from_state(state: dict) -> Vocab:
+    return SubwordVocab(state["model"]) if state["kind"] == "subword" else CharVocab(state["chars"])
 
 
 def build_vocab(lang: str, texts: list[str], size: int = 12000) -> Vocab:

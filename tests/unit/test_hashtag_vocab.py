@@ -1,6 +1,6 @@
 """Vocabularies of the hashtag generator: shared special ids, lossless target round trips."""
 
-from nlp_models.hashtag.vocab import HASH, SEP, SPECIALS, CharVocab, SubwordVocab, Vocab
+from nlp_models.hashtag.vocab import HASH, SEP, SPECIALS, CharVocab, SubwordVocab, from_state
 
 TEXTS = ["the boston marathon is on today", "flood in calgary again", "love my family"] * 30
 
@@ -36,5 +36,5 @@ def test_chinese_is_characters_with_unknowns_mapped_to_unk():
 
 def test_vocabularies_survive_a_checkpoint_round_trip():
     vocab = SubwordVocab.build(TEXTS, size=120)
-    again = Vocab.from_state(vocab.to_state())
+    again = from_state(vocab.to_state())
     assert again.encode("boston marathon today") == vocab.encode("boston marathon today")

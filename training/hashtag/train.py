@@ -36,7 +36,7 @@ from nlp_models.hashtag.decode import greedy
 from nlp_models.hashtag.model import SegTrm, SegTrmConfig
 from nlp_models.hashtag.predictor import save_checkpoint
 from nlp_models.hashtag.text import split_generated, target_words
-from nlp_models.hashtag.vocab import Vocab, build_vocab
+from nlp_models.hashtag.vocab import Vocab, build_vocab, from_state
 from training.hashtag.data import (
     Pair,
     batches,
@@ -147,7 +147,7 @@ def train(config_path: str, variant: str | None = None, similarity: str | None =
     start_epoch, best, best_epoch, step_no = 0, -1.0, 0, 0
     if resume and (out / "last.pt").exists():
         state = torch.load(out / "last.pt", weights_only=False)
-        vocab = Vocab.from_state(state["vocab"])
+        vocab = from_state(state["vocab"])
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["opt"])
         start_epoch, best, best_epoch = state["epoch"] + 1, state["best"], state["best_epoch"]

@@ -49,7 +49,7 @@ import torch
 from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
 from nlp_models.headline.predictor import HeadlinePredictor, save_checkpoint
 from nlp_models.headline.seq2bf import Seq2BF, Seq2BFConfig
-from nlp_models.headline.vocab import Vocab, build_vocab
+from nlp_models.headline.vocab import Vocab, build_vocab, from_state
 from training.headline.data import (
     Example,
     Pair,
@@ -284,7 +284,7 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
     start_epoch, best, best_epoch, skip = 0, -1.0, 0, 0
     if resume and (out / "last.pt").exists():
         state = torch.load(out / "last.pt", weights_only=False)
-        vocab = Vocab.from_state(state["vocab"])
+        vocab = from_state(state["vocab"])
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["opt"])
         start_epoch, best, best_epoch = state["epoch"] + 1, state["best"], state["best_epoch"]
