@@ -11,9 +11,13 @@ the model has one per language).
 
 import json
 import os
+from dataclasses import replace
 
 import numpy as np
 import triton_python_backend_utils as pb_utils
+
+from nlp_models.contract import hashtags_to_json, headlines_to_json, tags_to_json
+from nlp_models.limits import MAX_POST_CHARS
 
 
 def string_responses(rows: list[str], sizes: list[int], output: str) -> list:
@@ -69,8 +73,6 @@ class PosTagger:
     "truncated": bool}`). A model trained with ARK word clusters reads the cluster file from
     $NLP_POS_CLUSTERS (set by deploy/triton.py and the image)."""
 
-    MAX_TEXT_CHARS = 20_000  # longer inputs are cut before tokenizing (flagged `truncated`)
-
     def initialize(self, args):
         from nlp_models.pos.predictor import PosPredictor
 
@@ -83,13 +85,10 @@ class PosTagger:
             decoded = string_input(request, "TEXT")
             texts += decoded
             sizes.append(len(decoded))
-        cut = [t[: self.MAX_TEXT_CHARS] for t in texts]
-        out = []
-        for text, short, result in zip(texts, cut, self.predictor.tag_texts(cut), strict=True):
-            tokens = [[t.text, t.start, t.end, t.tags.get("ptb", ""), t.tags.get("ark", "")]
-                      for t in result.tokens]
-            truncated = result.truncated or len(short) < len(text)
-            out.append(json.dumps({"tokens": tokens, "truncated": truncated}, ensure_ascii=False))
+        cut = [t[:MAX_POST_CHARS] for t in texts]  # longer ones are flagged `truncated`
+        out = [tags_to_json(replace(result, truncated=result.truncated or len(short) < len(text)))
+               for text, short, result in zip(texts, cut, self.predictor.tag_texts(cut),
+                                              strict=True)]
         return string_responses(out, sizes, "TAGS_JSON")
 
     def finalize(self):
@@ -115,7 +114,7 @@ class HashtagGenerator:
             texts += batch_texts
             langs += batch_langs
             sizes.append(len(batch_texts))
-        out = [json.dumps(r, ensure_ascii=False) for r in self.service.generate(texts, langs)]
+        out = [hashtags_to_json(r) for r in self.service.generate(texts, langs)]
         return string_responses(out, sizes, "HASHTAGS_JSON")
 
     def finalize(self):
@@ -142,8 +141,7 @@ class HeadlineGenerator:
             counts += int_input(request, "CANDIDATES", default=0)
             sizes.append(len(batch))
         rows = self.service.generate(articles, langs, counts)
-        out = [json.dumps(r, ensure_ascii=False) for r in rows]
-        return string_responses(out, sizes, "HEADLINES_JSON")
+        return string_responses([headlines_to_json(r) for r in rows], sizes, "HEADLINES_JSON")
 
     def finalize(self):
         self.service = None
@@ -171,8 +169,7 @@ class ConstrainedHeadlineGenerator:
             counts += int_input(request, "CANDIDATES", default=0)
             sizes.append(len(batch))
         rows = self.service.generate(articles, langs, phrases, strategies, counts)
-        out = [json.dumps(r, ensure_ascii=False) for r in rows]
-        return string_responses(out, sizes, "HEADLINES_JSON")
+        return string_responses([headlines_to_json(r) for r in rows], sizes, "HEADLINES_JSON")
 
     def finalize(self):
         self.service = None

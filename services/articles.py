@@ -19,6 +19,14 @@ from datetime import UTC, datetime
 
 from google.protobuf.message import DecodeError
 
+from nlp_models.contract import HeadlineResult
+from nlp_models.limits import (
+    MAX_NAME_CHARS,
+    MAX_PHRASE_CHARS,
+    MAX_PHRASES,
+    MAX_REQUIRED_PHRASES,
+    MAX_TITLE_CHARS,
+)
 from services import errors
 from services.fields import (
     check_id,
@@ -29,15 +37,7 @@ from services.fields import (
     has_control,
     is_blank,
 )
-from services.limits import (
-    MAX_NAME_CHARS,
-    MAX_PHRASE_CHARS,
-    MAX_PHRASES,
-    MAX_REQUIRED_PHRASES,
-    MAX_TITLE_CHARS,
-)
 from services.pb import messages_pb2 as pb
-from services.triton import HeadlineResult
 
 #: An issue names its phrase; a longer one is cut (a 1 MB phrase must not double the record).
 ISSUE_PHRASE_CHARS = 10 * MAX_PHRASE_CHARS

@@ -15,8 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from services import errors
-from services.limits import (
+from nlp_models.limits import (
     MAX_ATTRIBUTE_KEY_CHARS,
     MAX_ATTRIBUTE_VALUE_CHARS,
     MAX_ATTRIBUTES,
@@ -27,6 +26,7 @@ from services.limits import (
     MAX_LANG_CHARS,
     MAX_USER_HASHTAGS,
 )
+from services import errors
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 
 from google.protobuf.message import DecodeError
 
+from nlp_models.contract import HashtagResult, TagResult
+from nlp_models.limits import MAX_NAME_CHARS
 from services import errors
 from services.fields import (
     check_attributes,
@@ -23,9 +25,7 @@ from services.fields import (
     check_timestamp,
     is_blank,
 )
-from services.limits import MAX_NAME_CHARS
 from services.pb import messages_pb2 as pb
-from services.triton import HashtagResult, TagResult
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Async clients for the pipeline's Triton models (gRPC aio): ``pos_tagger``,
 ``hashtag_generator``, ``headline_generator`` and ``constrained_headline_generator``.
 
+Answers are the typed records of nlp_models/contract.py, the wire format both sides share.
 One call sends a whole list of texts as one ``[n, 1]`` BYTES request; Triton's dynamic
 batcher may merge it with other in-flight requests. While Triton is unreachable or the
 model is (re)loading, the call retries with exponential backoff and logs every attempt;
@@ -10,9 +11,8 @@ errors that are about the input itself (``INVALID_ARGUMENT``, ``INTERNAL``) rais
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -21,6 +21,14 @@ import tritonclient.grpc as grpcclient
 import tritonclient.grpc.aio as grpcaio
 from tritonclient.utils import InferenceServerException
 
+from nlp_models.contract import (
+    HashtagResult,
+    HeadlineResult,
+    TagResult,
+    hashtags_from_json,
+    headlines_from_json,
+    tags_from_json,
+)
 from services.config import RetryPolicy
 from services.retry import retry_async
 
@@ -58,54 +66,6 @@ class BatchTimedOut(ModelError):
 
 
 @dataclass(frozen=True)
-class TaggedToken:
-    text: str
-    start: int
-    end: int
-    ptb: str
-    ark: str
-
-
-@dataclass(frozen=True)
-class TagResult:
-    """Tokens of one text; ``truncated`` when the model tagged only a prefix."""
-
-    tokens: tuple[TaggedToken, ...]
-    truncated: bool
-
-
-
-
-@dataclass(frozen=True)
-class HashtagResult:
-    """Generated hashtags of one text (best first, log-probabilities) and the outcome:
-    ``status`` is "ok" or "unsupported_language"."""
-
-    hashtags: tuple[tuple[str, float], ...]
-    lang: str
-    status: str
-    truncated: bool
-
-
-
-
-@dataclass(frozen=True)
-class HeadlineResult:
-    """Headline candidates for one article (and phrase), best first, with the outcome:
-    ``status`` "ok" or a refusal such as "unsupported_language" (see the model configs)."""
-
-    candidates: tuple[tuple[str, float], ...]
-    status: str
-    lang: str
-    truncated: bool
-    message: str = ""
-    phrase: str = ""
-    strategy: str = ""
-
-
-
-
-@dataclass(frozen=True)
 class Batch(Generic[T]):
     """One model call's results in request order, and which model version produced them
     (every document carries it)."""
@@ -124,39 +84,23 @@ def is_transient(exc: BaseException) -> bool:
 
 
 def parse_tags_json(raw: bytes | str) -> TagResult:
-    """Decode one ``TAGS_JSON`` element: ``{"tokens": [[text, start, end, ptb, ark]...]}``."""
-    try:
-        data = json.loads(raw)
-        tokens = tuple(
-            TaggedToken(str(t[0]), int(t[1]), int(t[2]), str(t[3]), str(t[4]))
-            for t in data["tokens"]
-        )
-        return TagResult(tokens, bool(data.get("truncated", False)))
-    except (ValueError, KeyError, IndexError, TypeError) as exc:
-        raise ModelError(f"unexpected {OUTPUT} element: {exc}") from exc
+    """One ``TAGS_JSON`` element (nlp_models/contract.py); ModelError if malformed."""
+    return _parsed(tags_from_json, raw)
 
 
 def parse_hashtags_json(raw: bytes | str) -> HashtagResult:
-    """Decode one ``HASHTAGS_JSON`` element (see the model's config.pbtxt)."""
-    try:
-        data = json.loads(raw)
-        tags = tuple((str(t), float(score)) for t, score in data["hashtags"])
-        return HashtagResult(tags, str(data["lang"]), str(data["status"]),
-                             bool(data.get("truncated", False)))
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ModelError(f"unexpected {HASHTAGS_OUTPUT} element: {exc}") from exc
+    return _parsed(hashtags_from_json, raw)
 
 
 def parse_headlines_json(raw: bytes | str) -> HeadlineResult:
-    """Decode one ``HEADLINES_JSON`` element (see the headline models' config.pbtxt)."""
+    return _parsed(headlines_from_json, raw)
+
+
+def _parsed(decode: Callable[[bytes | str], T], raw: bytes | str) -> T:
     try:
-        data = json.loads(raw)
-        candidates = tuple((str(text), float(score)) for text, score in data["candidates"])
-        return HeadlineResult(candidates, str(data["status"]), str(data.get("lang", "")),
-                              bool(data.get("truncated", False)), str(data.get("message", "")),
-                              str(data.get("phrase", "")), str(data.get("strategy", "")))
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ModelError(f"unexpected {HEADLINES_OUTPUT} element: {exc}") from exc
+        return decode(raw)
+    except ValueError as exc:
+        raise ModelError(str(exc)) from exc
 
 
 def bytes_input(name: str, values: Sequence[str]) -> grpcclient.InferInput:

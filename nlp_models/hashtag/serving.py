@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from nlp_models.contract import HashtagResult
 from nlp_models.hashtag.blocklist import Blocklist
 from nlp_models.hashtag.predictor import HashtagPredictor
 from nlp_models.language import resolve_language
+from nlp_models.limits import MAX_POST_CHARS
 
 LANGUAGES = ("en", "zh")
-MAX_TEXT_CHARS = 20_000  # cut before tokenizing; the model reads far fewer tokens anyway
 
 
 class HashtagService:
@@ -35,25 +36,24 @@ class HashtagService:
         blocklist = Path(directory) / "blocklist.txt"
         self.blocklist = Blocklist.load(blocklist) if blocklist.exists() else Blocklist([])
 
-    def generate(self, texts: list[str], langs: list[str]) -> list[dict]:
-        """One result dict per text: hashtags [(tag, log_prob)], lang, status, truncated,
-        and `blocked`, the number of hashtags the blocklist removed."""
-        results: list[dict] = [{} for _ in texts]
+    def generate(self, texts: list[str], langs: list[str]) -> list[HashtagResult]:
+        """One result per text (nlp_models/contract.py)."""
+        results: list[HashtagResult | None] = [None] * len(texts)
         by_lang: dict[str, list[int]] = {}
         for i, (text, lang) in enumerate(zip(texts, langs, strict=True)):
             resolved = resolve_language(lang, text)
             if resolved in self.predictors:
                 by_lang.setdefault(resolved, []).append(i)
             else:
-                results[i] = {"hashtags": [], "lang": resolved, "status": "unsupported_language",
-                              "truncated": False, "blocked": 0}
+                results[i] = HashtagResult((), resolved, "unsupported_language", False)
         for lang, idx in by_lang.items():
-            cut = [texts[i][:MAX_TEXT_CHARS] for i in idx]
+            cut = [texts[i][:MAX_POST_CHARS] for i in idx]
             outputs = self.predictors[lang].generate(cut, beam=self.beam, n_best=self.n_best)
             for i, short, out in zip(idx, cut, outputs, strict=True):
                 generated = out.hashtags()
-                kept = [[t, round(s, 4)] for t, s in generated if not self.blocklist.blocks(t)]
-                results[i] = {"hashtags": kept, "lang": lang, "status": "ok",
-                              "truncated": out.truncated or len(short) < len(texts[i]),
-                              "blocked": len(generated) - len(kept)}
+                kept = tuple((t, round(s, 4)) for t, s in generated
+                             if not self.blocklist.blocks(t))
+                results[i] = HashtagResult(kept, lang, "ok",
+                                           out.truncated or len(short) < len(texts[i]),
+                                           len(generated) - len(kept))
         return results

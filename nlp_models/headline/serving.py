@@ -1,8 +1,8 @@
 """Headline candidates for batches of requests: the logic the two Triton models wrap.
 
 Kept out of the Triton entry points so the benchmark's in-process path and the served path
-run the same code. Every request gets a result dict with a `status`; only "ok" carries
-candidates. Statuses, in the order they are checked:
+run the same code. Every request gets a `HeadlineResult` (nlp_models/contract.py) with a
+`status`; only "ok" carries candidates. Statuses, in the order they are checked:
 
     empty_article         the article has no text
     unsupported_language  no model for the article's language (given, or guessed from script)
@@ -18,17 +18,18 @@ are articles whose tokens exceed what the model reads (its max_source).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+from nlp_models.contract import HeadlineResult
 from nlp_models.headline.predictor import HeadlinePredictor, Headlines
 from nlp_models.headline.seq2bf import STRATEGIES
 from nlp_models.headline.vocab import UNK
 from nlp_models.language import resolve_language
+from nlp_models.limits import MAX_ARTICLE_CHARS, MAX_CANDIDATES
 
 LANGUAGES = ("en", "zh")
-MAX_ARTICLE_CHARS = 200_000  # far beyond what a model reads; bounds tokenizer time
 ROOM_FOR_HEADLINE = 4  # tokens a constrained headline needs besides the phrase
-MAX_CANDIDATES = 5  # per request; the beam is widened to the largest count in a batch
 
 
 def _load(directory: str | Path) -> dict[str, HeadlinePredictor]:
@@ -39,14 +40,14 @@ def _load(directory: str | Path) -> dict[str, HeadlinePredictor]:
     return predictors
 
 
-def _refusal(status: str, lang: str, message: str) -> dict:
-    return {"candidates": [], "status": status, "lang": lang, "message": message,
-            "truncated": False}
+def _refusal(status: str, lang: str, message: str) -> HeadlineResult:
+    return HeadlineResult((), status, lang, False, message)
 
 
-def _result(out: Headlines, n: int, lang: str, cut: bool, **extra) -> dict:
-    return {"candidates": [[text, score] for text, score in out.candidates[:n]], "status": "ok",
-            "lang": lang, "truncated": out.truncated or cut, **extra}
+def _result(out: Headlines, n: int, lang: str, cut: bool, phrase: str = "",
+            strategy: str = "") -> HeadlineResult:
+    return HeadlineResult(tuple(out.candidates[:n]), "ok", lang, out.truncated or cut,
+                          phrase=phrase, strategy=strategy)
 
 
 class _Service:
@@ -68,7 +69,7 @@ class _Service:
         n = max(counts)
         return max(self.beam, n), n
 
-    def _route(self, article: str, lang: str) -> tuple[str, dict | None]:
+    def _route(self, article: str, lang: str) -> tuple[str, HeadlineResult | None]:
         resolved = resolve_language(lang, article)
         if not article.strip():
             return resolved, _refusal("empty_article", resolved, "the article has no text")
@@ -85,10 +86,10 @@ class HeadlineService(_Service):
         super().__init__(directory, beam, n_best)
 
     def generate(self, articles: list[str], langs: list[str],
-                 counts: list[int] | None = None) -> list[dict]:
+                 counts: list[int] | None = None) -> list[HeadlineResult]:
         """`counts`: candidates per request (absent or <= 0: the configured n_best)."""
         counts = self._counts(counts, len(articles))
-        results: list[dict] = [{} for _ in articles]
+        results: list[HeadlineResult | None] = [None] * len(articles)
         by_lang: dict[str, list[int]] = {}
         for i, (article, lang) in enumerate(zip(articles, langs, strict=True)):
             resolved, refusal = self._route(article, lang)
@@ -110,7 +111,7 @@ class ConstrainedHeadlineService(_Service):
     def __init__(self, directory: str | Path, beam: int = 3, n_best: int = 3):
         super().__init__(directory, beam, n_best)
 
-    def _check_phrase(self, phrase: str, strategy: str, lang: str) -> dict | None:
+    def _check_phrase(self, phrase: str, strategy: str, lang: str) -> HeadlineResult | None:
         predictor = self.predictors[lang]
         if not phrase.strip():
             return _refusal("empty_phrase", lang, "the required phrase is blank")
@@ -131,16 +132,17 @@ class ConstrainedHeadlineService(_Service):
         return None
 
     def generate(self, articles: list[str], langs: list[str], phrases: list[str],
-                 strategies: list[str], counts: list[int] | None = None) -> list[dict]:
+                 strategies: list[str], counts: list[int] | None = None
+                 ) -> list[HeadlineResult]:
         """`counts`: candidates per request (absent or <= 0: the configured n_best)."""
         counts = self._counts(counts, len(articles))
-        results: list[dict] = [{} for _ in articles]
+        results: list[HeadlineResult | None] = [None] * len(articles)
         groups: dict[tuple[str, str], list[int]] = {}
         for i, (article, lang) in enumerate(zip(articles, langs, strict=True)):
             resolved, refusal = self._route(article, lang)
             refusal = refusal or self._check_phrase(phrases[i], strategies[i], resolved)
             if refusal:
-                results[i] = {**refusal, "phrase": phrases[i]}
+                results[i] = replace(refusal, phrase=phrases[i])
             else:
                 strategy = strategies[i] or self.predictors[resolved].default_strategy
                 groups.setdefault((resolved, strategy), []).append(i)

@@ -7,11 +7,12 @@ in-process benchmark all go through `PosPredictor`.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
 
+from nlp_models.contract import TaggedToken, TagResult
 from nlp_models.pos.features import Vocabularies, encode_tokens
 from nlp_models.pos.model import Tagger, TaggerConfig
 from nlp_models.pos.tokenizer import tokenize
@@ -42,20 +43,6 @@ def load_checkpoint(
     model.eval().requires_grad_(False)  # inference only: no autograd bookkeeping at all
     vocabs = Vocabularies.from_json(ckpt["vocabs"], Path(cluster_path) if cluster_path else None)
     return model, vocabs, ckpt.get("meta", {})
-
-
-@dataclass
-class TaggedToken:
-    text: str
-    start: int
-    end: int
-    tags: dict[str, str]  # tagset -> tag
-
-
-@dataclass
-class TaggedText:
-    tokens: list[TaggedToken]
-    truncated: bool  # more than MAX_TOKENS tokens; only the first ones are tagged
 
 
 class PosPredictor:
@@ -109,16 +96,18 @@ class PosPredictor:
         pad = torch.zeros(1, width, device=self.device)
         return torch.stack([pad[0], *(cache[t] for t in distinct)]) if distinct else pad
 
-    def tag_texts(self, texts: list[str]) -> list[TaggedText]:
-        """Tokenize raw texts (Twitter-aware, with offsets) and tag every token."""
+    def tag_texts(self, texts: list[str]) -> list[TagResult]:
+        """Tokenize raw texts (Twitter-aware, with offsets) and tag every token with each
+        tagset the model has ("" for one it has not); texts of more than MAX_TOKENS tokens
+        are tagged in their first MAX_TOKENS and flagged `truncated`."""
         spans = [tokenize(t) for t in texts]
         kept = [s[:MAX_TOKENS] for s in spans]
         tags = self.tag_tokens([[sp.text for sp in s] for s in kept])
         results = []
         for s, full, tg in zip(kept, spans, tags, strict=True):
-            tokens = [
-                TaggedToken(sp.text, sp.start, sp.end, {h: tg[h][i] for h in tg})
-                for i, sp in enumerate(s)
-            ]
-            results.append(TaggedText(tokens, truncated=len(full) > MAX_TOKENS))
+            none = [""] * len(s)
+            ptb, ark = tg.get("ptb", none), tg.get("ark", none)
+            tokens = tuple(TaggedToken(sp.text, sp.start, sp.end, ptb[i], ark[i])
+                           for i, sp in enumerate(s))
+            results.append(TagResult(tokens, truncated=len(full) > MAX_TOKENS))
         return results

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import grpc
 from prometheus_client import Counter, Gauge, Histogram
 
+from nlp_models.contract import HeadlineResult
 from services.config import RetryPolicy
 from services.headline_api.config import ApiConfig
 from services.headline_api.validation import (
@@ -38,13 +39,7 @@ from services.pb import headline_api_pb2 as api
 from services.pb import headline_api_pb2_grpc as api_grpc
 from services.pb import messages_pb2 as pb
 from services.retry import RetryGaveUp
-from services.triton import (
-    Batch,
-    ConstrainedHeadlineClient,
-    HeadlineClient,
-    HeadlineResult,
-    is_transient,
-)
+from services.triton import Batch, ConstrainedHeadlineClient, HeadlineClient, is_transient
 
 log = logging.getLogger("headline_api")
 

@@ -14,15 +14,15 @@ import unicodedata
 from dataclasses import dataclass
 
 from nlp_models.language import resolve_language
-from services.limits import (
+from nlp_models.limits import (
     MAX_ARTICLE_CHARS,
+    MAX_CANDIDATES,
     MAX_LANG_CHARS,
     MAX_PHRASE_CHARS,
     MAX_PHRASES_PER_REQUEST,
 )
 from services.pb import headline_api_pb2 as api
 
-MAX_CANDIDATES = 5  # per generator call (the Triton models' CANDIDATES input)
 DEFAULT_CANDIDATES = 3
 MIN_LENGTH, MAX_LENGTH = 10, 300
 #: Candidates longer than this are dropped even with max_length 0: a model copying an

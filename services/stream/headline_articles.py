@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Sequence
 from datetime import datetime
 
+from nlp_models.contract import HeadlineResult
 from services.articles import (
     Generated,
     PreparedArticle,
@@ -24,7 +25,7 @@ from services.config import PipelineConfig
 from services.dlq import Origin
 from services.pb import messages_pb2 as pb
 from services.stream.stage import Item, Stage
-from services.triton import Batch, ConstrainedHeadlineClient, HeadlineClient, HeadlineResult
+from services.triton import Batch, ConstrainedHeadlineClient, HeadlineClient
 
 
 class Generators:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from nlp_models.contract import HashtagResult, TagResult
 from services.config import PipelineConfig
 from services.dlq import Origin
 from services.pb import messages_pb2 as pb
@@ -25,14 +26,7 @@ from services.posts import (
     prepare_post,
 )
 from services.stream.stage import Item, Stage
-from services.triton import (
-    Batch,
-    HashtagClient,
-    HashtagResult,
-    ModelError,
-    PosTaggerClient,
-    TagResult,
-)
+from services.triton import Batch, HashtagClient, ModelError, PosTaggerClient
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ with an error instead of a wrong answer.
 
 from __future__ import annotations
 
-import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -15,6 +15,7 @@ import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from deploy.testing import TritonInfo
+from nlp_models.contract import HashtagResult, hashtags_from_json
 from nlp_models.hashtag.blocklist import Blocklist
 from nlp_models.hashtag.serving import HashtagService
 from training.hashtag.evaluate import shipped_checkpoint
@@ -37,10 +38,10 @@ def strings(name: str, values: list[str]) -> grpcclient.InferInput:
     return tensor
 
 
-def generate(url: str, texts: list[str], langs: list[str]) -> tuple[list[dict], str]:
+def generate(url: str, texts: list[str], langs: list[str]) -> tuple[list[HashtagResult], str]:
     client = grpcclient.InferenceServerClient(url)
     result = client.infer("hashtag_generator", [strings("TEXT", texts), strings("LANG", langs)])
-    rows = [json.loads(x) for x in result.as_numpy("HASHTAGS_JSON").reshape(-1)]
+    rows = [hashtags_from_json(x) for x in result.as_numpy("HASHTAGS_JSON").reshape(-1)]
     return rows, result.get_response().model_version
 
 
@@ -56,23 +57,21 @@ def test_served_hashtags_equal_the_in_process_service(triton: TritonInfo) -> Non
     assert version.isdigit()
     local = HashtagService(shipped_checkpoint("en").parent, beam=served_config_beam())
     for served, expected in zip(rows, local.generate(texts, langs), strict=True):
-        assert [t for t, _ in served["hashtags"]] == [t for t, _ in expected["hashtags"]]
-        assert [s for _, s in served["hashtags"]] == pytest.approx(
-            [s for _, s in expected["hashtags"]], abs=1e-3)  # thread counts differ
-        keys = ("lang", "status", "truncated", "blocked")
-        assert {k: served[k] for k in keys} == {k: expected[k] for k in keys}
+        assert [t for t, _ in served.hashtags] == [t for t, _ in expected.hashtags]
+        assert [s for _, s in served.hashtags] == pytest.approx(
+            [s for _, s in expected.hashtags], abs=1e-3)  # thread counts differ
+        assert replace(served, hashtags=()) == replace(expected, hashtags=())
 
 
 def test_english_posts_get_hashtags_and_unsupported_languages_say_so(triton: TritonInfo) -> None:
     rows, _ = generate(triton.grpc_url, [t for t, _ in POSTS], [lang for _, lang in POSTS])
     for row in rows[:3]:
-        assert row["status"] == "ok" and row["lang"] == "en" and row["hashtags"]
-        tags = [t for t, _ in row["hashtags"]]
+        assert row.status == "ok" and row.lang == "en" and row.hashtags
+        tags = [t for t, _ in row.hashtags]
         assert all(t and " " not in t and not t.startswith("#") for t in tags)
         assert len({t.lower() for t in tags}) == len(tags)  # duplicates removed
-        assert all(score <= 0 for _, score in row["hashtags"])  # log-probabilities
-    assert rows[3] == {"hashtags": [], "lang": "es", "status": "unsupported_language",
-                       "truncated": False, "blocked": 0}
+        assert all(score <= 0 for _, score in row.hashtags)  # log-probabilities
+    assert rows[3] == HashtagResult((), "es", "unsupported_language", truncated=False, blocked=0)
 
 
 def test_chinese_posts_are_routed_by_language_or_script(triton: TritonInfo) -> None:
@@ -80,18 +79,18 @@ def test_chinese_posts_are_routed_by_language_or_script(triton: TritonInfo) -> N
     rows, _ = generate(triton.grpc_url, texts, ["zh-Hans", ""])
     zh_shipped = (serving_dir("hashtag_generator") / "hashtag_zh.pt").exists()
     for row in rows:
-        assert row["lang"] == "zh"
+        assert row.lang == "zh"
         if zh_shipped:
-            assert row["status"] == "ok" and row["hashtags"]
+            assert row.status == "ok" and row.hashtags
         else:
-            assert row["status"] == "unsupported_language" and row["hashtags"] == []
+            assert row.status == "unsupported_language" and row.hashtags == ()
 
 
 def test_long_text_is_flagged_truncated(triton: TritonInfo) -> None:
     rows, _ = generate(triton.grpc_url, ["word " * 30_000, "short post about the weather"],
                        ["en", "en"])
-    assert rows[0]["truncated"] is True and rows[0]["status"] == "ok"
-    assert rows[1]["truncated"] is False
+    assert rows[0].truncated is True and rows[0].status == "ok"
+    assert rows[1].truncated is False
 
 
 def test_text_and_lang_of_different_lengths_are_an_error(triton: TritonInfo) -> None:
@@ -106,10 +105,10 @@ def test_hashtags_on_the_blocklist_are_dropped_and_counted(tmp_path) -> None:
     (tmp_path / shipped.name).symlink_to(shipped.resolve())
     text = [POSTS[0][0]]
     unfiltered = HashtagService(tmp_path, beam=4).generate(text, ["en"])[0]
-    first = unfiltered["hashtags"][0][0]
+    first = unfiltered.hashtags[0][0]
     (tmp_path / "blocklist.txt").write_text(f"# test\n{first}\n", encoding="utf-8")
     filtered = HashtagService(tmp_path, beam=4).generate(text, ["en"])[0]
-    expected = [h for h in unfiltered["hashtags"] if not Blocklist([first]).blocks(h[0])]
-    assert filtered["hashtags"] == expected and first not in [t for t, _ in expected]
-    assert unfiltered["blocked"] == 0
-    assert filtered["blocked"] == len(unfiltered["hashtags"]) - len(expected) >= 1
+    expected = tuple(h for h in unfiltered.hashtags if not Blocklist([first]).blocks(h[0]))
+    assert filtered.hashtags == expected and first not in [t for t, _ in expected]
+    assert unfiltered.blocked == 0
+    assert filtered.blocked == len(unfiltered.hashtags) - len(expected) >= 1

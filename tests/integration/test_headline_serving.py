@@ -8,7 +8,6 @@ defined status instead of a crash or a wrong answer.
 
 from __future__ import annotations
 
-import json
 import re
 
 import numpy as np
@@ -16,6 +15,7 @@ import pytest
 import tritonclient.grpc as grpcclient
 
 from deploy.testing import TritonInfo
+from nlp_models.contract import HeadlineResult, headlines_from_json
 from nlp_models.headline.serving import ConstrainedHeadlineService, HeadlineService
 from training.headline.evaluate import CONSTRAINED_MODEL, FULL_MODEL
 from training.headline.metrics import contains_phrase
@@ -37,10 +37,10 @@ def strings(name: str, values: list[str]) -> grpcclient.InferInput:
     return tensor
 
 
-def infer(url: str, model: str, **inputs: list[str]) -> tuple[list[dict], str]:
+def infer(url: str, model: str, **inputs: list[str]) -> tuple[list[HeadlineResult], str]:
     client = grpcclient.InferenceServerClient(url)
     result = client.infer(model, [strings(k, v) for k, v in inputs.items()])
-    rows = [json.loads(x) for x in result.as_numpy("HEADLINES_JSON").reshape(-1)]
+    rows = [headlines_from_json(x) for x in result.as_numpy("HEADLINES_JSON").reshape(-1)]
     return rows, result.get_response().model_version
 
 
@@ -60,14 +60,14 @@ def test_served_full_headlines_equal_the_in_process_service(triton: TritonInfo) 
     local = HeadlineService(serving_dir(FULL_MODEL), beam=param(FULL_MODEL, "beam"),
                             n_best=param(FULL_MODEL, "n_best"))
     for served, expected in zip(rows, local.generate(articles, langs), strict=True):
-        assert [t for t, _ in served["candidates"]] == [t for t, _ in expected["candidates"]]
-        assert [s for _, s in served["candidates"]] == pytest.approx(
-            [s for _, s in expected["candidates"]], abs=1e-3)
-    assert rows[0]["status"] == "ok" and rows[0]["candidates"]
-    assert rows[1]["lang"] == "zh"  # guessed from the script
+        assert [t for t, _ in served.candidates] == [t for t, _ in expected.candidates]
+        assert [s for _, s in served.candidates] == pytest.approx(
+            [s for _, s in expected.candidates], abs=1e-3)
+    assert rows[0].status == "ok" and rows[0].candidates
+    assert rows[1].lang == "zh"  # guessed from the script
     # Chinese is served once its weights are shipped; until then the outcome is explicit.
     zh_status = "ok" if shipped(FULL_MODEL, "zh") else "unsupported_language"
-    assert rows[1]["status"] == zh_status and bool(rows[1]["candidates"]) == (zh_status == "ok")
+    assert rows[1].status == zh_status and bool(rows[1].candidates) == (zh_status == "ok")
 
 
 @pytest.mark.parametrize("strategy", ["seq-b", "seq-f", "tok-b", "tok-f", ""])
@@ -78,11 +78,11 @@ def test_every_constrained_candidate_contains_its_phrase(triton: TritonInfo, str
                     LANG=["en", "en", "zh"], PHRASE=phrases, STRATEGY=[strategy] * 3)
     for row, phrase, lang in zip(rows, phrases, ["en", "en", "zh"], strict=True):
         if not shipped(CONSTRAINED_MODEL, lang):
-            assert row["status"] == "unsupported_language"
+            assert row.status == "unsupported_language"
             continue
-        assert row["status"] == "ok" and row["candidates"], row
-        assert all(contains_phrase(text, phrase, lang) for text, _ in row["candidates"])
-        assert row["strategy"] in ((strategy,) if strategy else ("tok-b", "he"))
+        assert row.status == "ok" and row.candidates, row
+        assert all(contains_phrase(text, phrase, lang) for text, _ in row.candidates)
+        assert row.strategy in ((strategy,) if strategy else ("tok-b", "he"))
 
 
 def test_strategy_input_is_optional_and_served_equals_in_process(triton: TritonInfo) -> None:
@@ -92,7 +92,7 @@ def test_strategy_input_is_optional_and_served_equals_in_process(triton: TritonI
                                        beam=param(CONSTRAINED_MODEL, "beam"),
                                        n_best=param(CONSTRAINED_MODEL, "n_best"))
     (expected,) = local.generate([ARTICLE], ["en"], ["Toyota"], [""])
-    assert [t for t, _ in rows[0]["candidates"]] == [t for t, _ in expected["candidates"]]
+    assert [t for t, _ in rows[0].candidates] == [t for t, _ in expected.candidates]
 
 
 def test_long_articles_are_read_whole_up_to_the_model_budget(triton: TritonInfo) -> None:
@@ -100,8 +100,8 @@ def test_long_articles_are_read_whole_up_to_the_model_budget(triton: TritonInfo)
     huge = " ".join([ARTICLE] * 100)  # ~5,000 words: beyond the 4,096 tokens a model reads
     rows, _ = infer(triton.grpc_url, "headline_generator", ARTICLE=[four_hundred_words, huge],
                     LANG=["en", "en"])
-    assert rows[0]["status"] == "ok" and rows[0]["truncated"] is False
-    assert rows[1]["status"] == "ok" and rows[1]["truncated"] is True
+    assert rows[0].status == "ok" and rows[0].truncated is False
+    assert rows[1].status == "ok" and rows[1].truncated is True
 
 
 def test_bad_input_gets_a_defined_status(triton: TritonInfo) -> None:
@@ -116,8 +116,8 @@ def test_bad_input_gets_a_defined_status(triton: TritonInfo) -> None:
     columns = list(zip(*[c for c, _ in cases], strict=True))
     rows, _ = infer(triton.grpc_url, "constrained_headline_generator", ARTICLE=list(columns[0]),
                     LANG=list(columns[1]), PHRASE=list(columns[2]), STRATEGY=list(columns[3]))
-    assert [r["status"] for r in rows] == [status for _, status in cases]
-    assert all(r["candidates"] == [] and r["message"] for r in rows)
+    assert [r.status for r in rows] == [status for _, status in cases]
+    assert all(r.candidates == () and r.message for r in rows)
     full, _ = infer(triton.grpc_url, "headline_generator", ARTICLE=["", ARTICLE],
                     LANG=["en", "fr"])
-    assert [r["status"] for r in full] == ["empty_article", "unsupported_language"]
+    assert [r.status for r in full] == ["empty_article", "unsupported_language"]

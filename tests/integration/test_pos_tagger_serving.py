@@ -47,7 +47,7 @@ def test_served_tags_equal_the_in_process_model(triton: TritonInfo) -> None:
     local = PosPredictor(shipped_checkpoint(), cluster_file).tag_texts(TWEETS)
     for row, expected in zip(rows, local, strict=True):
         assert [(t[0], t[3], t[4]) for t in row["tokens"]] == [
-            (t.text, t.tags["ptb"], t.tags["ark"]) for t in expected.tokens
+            (t.text, t.ptb, t.ark) for t in expected.tokens
         ]
     assert len(rows[-1]["tokens"]) > 10
 

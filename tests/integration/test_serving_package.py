@@ -35,26 +35,29 @@ SCRIPT = textwrap.dedent("""
     load("pos_tagger")
     from nlp_models.pos.predictor import PosPredictor
     tagger = PosPredictor(zips["pos_tagger"].replace("nlp_models.zip", "pos_tagger.pt"))
-    out["pos"] = [t.tags["ptb"] for t in tagger.tag_texts(["I love this game !"])[0].tokens]
+    out["pos"] = [t.ptb for t in tagger.tag_texts(["I love this game !"])[0].tokens]
+    from nlp_models.contract import hashtags_to_json, headlines_to_json
 
     load("hashtag_generator")
     from nlp_models.hashtag.serving import HashtagService
     hashtags = HashtagService(zips["hashtag_generator"][: -len("/nlp_models.zip")])
-    out["hashtags"] = hashtags.generate(["Great win for the Lakers tonight", "今天北京下雪了"],
-                                        ["en", "zh"])
+    out["hashtags"] = [json.loads(hashtags_to_json(r)) for r in hashtags.generate(
+        ["Great win for the Lakers tonight", "今天北京下雪了"], ["en", "zh"])]
 
     load("headline_generator")
     from nlp_models.headline.serving import HeadlineService
     article = ("The central bank raised interest rates by half a point on Tuesday, its "
                "third increase this year, citing persistent inflation.")
     full = HeadlineService(zips["headline_generator"][: -len("/nlp_models.zip")])
-    out["headline"] = full.generate([article], ["en"], [1])
+    out["headline"] = [json.loads(headlines_to_json(r))
+                       for r in full.generate([article], ["en"], [1])]
 
     load("constrained_headline_generator")
     from nlp_models.headline.serving import ConstrainedHeadlineService
     constrained = ConstrainedHeadlineService(
         zips["constrained_headline_generator"][: -len("/nlp_models.zip")])
-    out["constrained"] = constrained.generate([article], ["en"], ["interest rates"], [""], [1])
+    out["constrained"] = [json.loads(headlines_to_json(r)) for r in constrained.generate(
+        [article], ["en"], ["interest rates"], [""], [1])]
     print(json.dumps(out, ensure_ascii=False))
 """)
 

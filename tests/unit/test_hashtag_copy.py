@@ -171,4 +171,4 @@ def test_the_served_path_loads_a_copying_and_an_old_checkpoint_side_by_side(tmp_
     assert service.predictors["en"].model.copy is not None
     assert service.predictors["zh"].model.copy is None
     results = service.generate(["一丁七万丈三上下", "一丁七万丈"], ["en", "zh"])
-    assert [r["status"] for r in results] == ["ok", "ok"]
+    assert [r.status for r in results] == ["ok", "ok"]

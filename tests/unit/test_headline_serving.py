@@ -45,11 +45,11 @@ def test_full_headlines_are_routed_by_language_and_refusals_are_explicit(directo
     ok, empty, spanish, guessed, cut = service.generate(
         [CORPUS[0], " ", "Hoy Toyota llama a revisión", CORPUS[1], long_article],
         ["en", "en", "es", "", "en"])
-    assert ok["status"] == "ok" and len(ok["candidates"]) == 2 and not ok["truncated"]
-    assert (empty["status"], spanish["status"]) == ("empty_article", "unsupported_language")
-    assert empty["message"] and spanish["message"] and spanish["candidates"] == []
-    assert guessed["lang"] == "en" and guessed["status"] == "ok"
-    assert cut["truncated"] is True
+    assert ok.status == "ok" and len(ok.candidates) == 2 and not ok.truncated
+    assert (empty.status, spanish.status) == ("empty_article", "unsupported_language")
+    assert empty.message and spanish.message and spanish.candidates == ()
+    assert guessed.lang == "en" and guessed.status == "ok"
+    assert cut.truncated is True
 
 
 @pytest.mark.parametrize("strategy", ["seq-b", "seq-f", "tok-b", "tok-f", ""])
@@ -58,9 +58,9 @@ def test_constrained_candidates_contain_the_phrase_verbatim(directories, strateg
     phrases = ["Toyota", "interest rates", "Zürich Börse"]  # the last partly out of vocabulary
     results = service.generate([CORPUS[0]] * 3, ["en"] * 3, phrases, [strategy] * 3)
     for result, phrase in zip(results, phrases, strict=True):
-        assert result["status"] == "ok" and result["candidates"]
-        assert all(phrase in text for text, _ in result["candidates"])
-        assert result["strategy"] == (strategy or "tok-b")
+        assert result.status == "ok" and result.candidates
+        assert all(phrase in text for text, _ in result.candidates)
+        assert result.strategy == (strategy or "tok-b")
 
 
 @pytest.mark.parametrize(
@@ -75,8 +75,8 @@ def test_constrained_candidates_contain_the_phrase_verbatim(directories, strateg
 def test_unusable_phrases_get_their_status(directories, phrase, strategy, status):
     service = ConstrainedHeadlineService(directories[1], beam=2, n_best=2)
     (result,) = service.generate([CORPUS[0]], ["en"], [phrase], [strategy])
-    assert result["status"] == status and result["candidates"] == [] and result["message"]
-    assert result["phrase"] == phrase
+    assert result.status == status and result.candidates == () and result.message
+    assert result.phrase == phrase
 
 
 def test_each_request_gets_the_number_of_candidates_it_asked_for(directories):
@@ -85,7 +85,7 @@ def test_each_request_gets_the_number_of_candidates_it_asked_for(directories):
     counts = [1, 5, 0, 9]  # 0: the configured n_best; above the maximum: clamped to it
     expected = [1, 5, 2, MAX_CANDIDATES]
     results = full.generate(CORPUS[:4], ["en"] * 4, counts)
-    assert [len(r["candidates"]) for r in results] == expected
+    assert [len(r.candidates) for r in results] == expected
     results = constrained.generate(CORPUS[:4], ["en"] * 4, ["Toyota"] * 4, [""] * 4, counts)
-    assert [len(r["candidates"]) for r in results] == expected
-    assert all("Toyota" in text for r in results for text, _ in r["candidates"])
+    assert [len(r.candidates) for r in results] == expected
+    assert all("Toyota" in text for r in results for text, _ in r.candidates)

@@ -6,8 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
+from nlp_models.contract import HashtagResult, TaggedToken, TagResult
+from nlp_models.limits import MAX_ID_BYTES
 from services import errors
-from services.limits import MAX_ID_BYTES
 from services.pb import messages_pb2 as pb
 from services.posts import (
     build_tagged_post,
@@ -16,7 +17,6 @@ from services.posts import (
     prepare_post,
     truncate_post,
 )
-from services.triton import HashtagResult, TaggedToken, TagResult
 
 LIMITS = {"max_bytes": 2 * 1024 * 1024, "max_chars": 10}
 

@@ -1,5 +1,6 @@
-"""Every size limit of the system, in one place: the stream, the headline API and the
-checks where records enter all read them from here.
+"""Every size limit of the system, in one place: the stream, the headline API, the checks
+where records enter and the served models all read them from here (standard library only,
+so the services import it without torch).
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ MAX_ARTICLE_CHARS = 100_000
 MAX_PHRASES = 8
 MAX_PHRASES_PER_REQUEST = 5
 MAX_PHRASE_CHARS = 100
+#: Headline candidates per article and generator (the models' CANDIDATES input; the beam is
+#: widened to the largest count in a batch).
+MAX_CANDIDATES = 5
 #: An article with more required phrases than this is rejected, not served in part.
 MAX_REQUIRED_PHRASES = 64
 MAX_TITLE_CHARS = 1000
