@@ -74,6 +74,9 @@ def main(argv: list[str] | None = None) -> None:
                          help="hashtag: wall-clock cap (overrides the config's max_minutes)")
     p_train.add_argument("--quick", action="store_true", help="about one minute, for smoke tests")
     p_train.add_argument("--resume", action="store_true", help="continue from runs/<name>/last.pt")
+    p_train.add_argument("--init", metavar="CHECKPOINT",
+                         help="headlines: fine-tune this checkpoint (its architecture, weights "
+                              "and vocabulary) instead of training from scratch")
     p_train.add_argument("--out", default=str(REPO_ROOT / "runs"), help="runs directory")
 
     p_data = sub.add_parser("data", help="convert the raw extra corpora and write held-out-"
@@ -307,7 +310,8 @@ def headline_command(args: argparse.Namespace) -> None:
         he_base = args.variant if args.task != "headline" and args.variant else "transformer"
         train(args.config, args.task, choice, args.smooth_alpha, quick=args.quick,
               resume=args.resume, out_dir=args.out, epochs=args.epochs,
-              pretrain_epochs=args.pretrain_epochs, he_base=he_base, copy=args.copy)
+              pretrain_epochs=args.pretrain_epochs, he_base=he_base, copy=args.copy,
+              init=args.init)
     elif args.command == "evaluate" and args.task == "headline":
         from training.headline.evaluate import evaluate_headline
 

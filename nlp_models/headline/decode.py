@@ -185,7 +185,11 @@ class _Search:
     def _take(self, names: tuple[str, ...], index: torch.Tensor) -> None:
         for name in names:
             if hasattr(self, name):  # the copy state exists only when copying
-                setattr(self, name, getattr(self, name)[index])
+                value = getattr(self, name)
+                # numpy would take a one-element tensor for a scalar index and return the
+                # element itself, not a one-row array
+                rows = index.cpu().numpy() if isinstance(value, np.ndarray) else index
+                setattr(self, name, value[rows])
 
 
 class GeneratorSearch(_Search):

@@ -31,15 +31,22 @@ def recording_loss(seen: list[list[int]]):
 
 
 def run(monkeypatch, rng: random.Random, deadline: float, skip: int = 0, saves=None):
+    """One pass; with `saves`, a hook like train()'s that records where it stopped."""
     seen: list[list[int]] = []
     weight, loss_of = recording_loss(seen)
     monkeypatch.setattr(headline_train, "loss_of", loss_of)
     model = torch.nn.Linear(1, 1)
     opt = torch.optim.SGD([weight], lr=0.1)
     schedule = Schedule(total_steps=100, step_no=skip, deadline=deadline)
-    save = None if saves is None else saves.append
+
+    def after_step(done: int, total: int) -> bool:
+        out_of_time = time.time() > schedule.deadline
+        if out_of_time:
+            saves.append(done)
+        return out_of_time
+
     _, finished = run_epoch(model, "generator", "xl-cc", opt, examples(), TC, rng, schedule,
-                            "test", skip, save)
+                            "test", skip, None if saves is None else after_step)
     return seen, finished, schedule
 
 
@@ -57,6 +64,6 @@ def test_the_deadline_stops_the_epoch_resumably_and_resume_trains_the_rest(monke
     assert schedule.step_no == len(full)      # the learning-rate schedule continues too
 
 
-def test_without_a_save_hook_the_deadline_just_ends_the_pass(monkeypatch):
+def test_without_a_hook_the_deadline_just_ends_the_pass(monkeypatch):
     seen, finished, _ = run(monkeypatch, random.Random(7), deadline=0.0)
     assert finished and len(seen) == 1  # pre-training and --quick runs: evaluate what there is

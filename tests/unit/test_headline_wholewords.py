@@ -89,3 +89,19 @@ def test_the_shipped_english_models_write_only_known_words_with_the_rule(model: 
         headline = out.candidates[0][0]
         unknown = [w for w in words(headline, "en") if w not in known and not NUMBER.fullmatch(w)]
         assert not unknown, (headline, unknown)
+
+
+@pytest.mark.parametrize("model", ["headline_generator", "constrained_headline_generator"])
+def test_the_rule_holds_for_a_single_greedy_hypothesis(model: str) -> None:
+    """One article at beam 1 leaves one hypothesis row: its article words must stay a
+    one-row selection (a one-element index once returned the bare element)."""
+    from nlp_models.headline.predictor import HeadlinePredictor
+    from training.repository import shipped
+
+    pair = json.loads((REPO_ROOT / "tests" / "data" / "headline_en_sample.jsonl")
+                      .read_text().splitlines()[0])
+    predictor = HeadlinePredictor.load(shipped(model, "headline_en.pt"))
+    assert predictor.words is not None  # the shipped English models carry the rule
+    (out,) = (predictor.headlines([pair["article"]], beam=1) if model == "headline_generator"
+              else predictor.constrained([pair["article"]], [pair["phrase"]], beam=1))
+    assert out.candidates and out.candidates[0][0]

@@ -4,15 +4,21 @@
         [--variant xl-cc|pointer-generator|xl|transformer] [--smooth-alpha 0.001]
     python -m training train constrained-headline --config training/configs/headline_en.toml \
         [--strategy tok-b|tok-f|seq-b|seq-f|mixed|he [--variant transformer|xl|xl-cc]]
-    (both: [--epochs N] [--quick] [--resume]; headline also [--pretrain-epochs N])
+    (both: [--epochs N] [--quick] [--resume] [--init CHECKPOINT]; headline also
+    [--pretrain-epochs N])
 
 The config fixes language, sizes and schedule, so every model of a table shares them;
 the flags pick the model. `--strategy he` trains He et al.'s comparator (a vanilla
 Transformer reading `phrase [SEP] article`, phrase dropping; `--variant` swaps its base). Writes
-runs/<name>/best.pt (fp16, best dev ROUGE-L F of greedy output), last.pt (--resume), log.jsonl.
-last.pt is also written inside an epoch, every `save_minutes` (config, default 15) and when
-the time budget (`max_minutes`) runs out, with the epoch's batch order and position: `--resume`
-continues mid-epoch, so a run of many hours survives the end of a session.
+runs/<name>/best.pt (fp16, best selection score, below), last.pt (--resume), log.jsonl (one
+line per evaluation: the learning curve). Evaluation runs after every epoch and, with
+`eval_every = N` in the config's [train], every N steps inside epochs too. last.pt is also
+written inside an epoch, every `save_minutes` (default 15) and when the time budget
+(`max_minutes`) runs out, with the epoch's batch order and position: `--resume` continues
+mid-epoch, so a run of many hours survives the end of a session.
+`--init CHECKPOINT` fine-tunes a trained model instead of starting from scratch: its
+architecture, weights and vocabulary, with the config's `max_source` and `dropout` and a
+fresh optimizer and schedule (run name <name>_init).
 `--pretrain-epochs N` first trains a full generator N epochs on lead-sentence pairs built
 from the training articles alone (data.lead_gap_pairs), then on the headlines as usual with
 a fresh optimizer and schedule; the run is named <name>_gsg. Pre-training is not resumable.
@@ -27,7 +33,7 @@ root unless absolute; the files come from `python -m training data headline --ou
     dev_ood_articles = 300
 
 Checkpoint selection: without `dev_ood`, the best greedy ROUGE-L F on the first
-`dev_articles` dev pairs (as before). With it, the best *mean* of that and the ROUGE-L F on
+`dev_articles` dev pairs. With it, the best *mean* of that and the ROUGE-L F on
 the first `dev_ood_articles` dev_ood pairs: both sets weigh equally, so an epoch that gains
 on the in-domain set by losing more on the unseen sources is not kept.
 """
@@ -47,7 +53,7 @@ from pathlib import Path
 import torch
 
 from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
-from nlp_models.headline.predictor import HeadlinePredictor, save_checkpoint
+from nlp_models.headline.predictor import HeadlinePredictor, build_model, save_checkpoint
 from nlp_models.headline.seq2bf import Seq2BF, Seq2BFConfig
 from nlp_models.headline.vocab import Vocab, build_vocab, from_state
 from training.headline.data import (
@@ -175,16 +181,16 @@ class Schedule:
 def run_epoch(model: torch.nn.Module, kind: str, choice: str, opt: torch.optim.Optimizer,
               examples: list[Example], tc: dict, rng: random.Random, schedule: Schedule,
               label: str, skip: int = 0,
-              save: Callable[[int], None] | None = None) -> tuple[dict[str, float], bool]:
+              after_step: Callable[[int, int], bool] | None = None
+              ) -> tuple[dict[str, float], bool]:
     """One pass over `examples` from batch `skip` on: (mean of each loss term, whether the
-    pass finished). With `save`, the deadline stops the pass resumably: `save(k)` is called
-    after k batches at the deadline and every `save_minutes`, and the batch order comes from
-    `rng`, so the same rng state gives the same order. Without it (pre-training, --quick)
-    the deadline just ends the pass early."""
+    pass finished). The batch order comes from `rng`: the same rng state gives the same
+    order, so a pass stopped after k batches continues with `skip=k`. `after_step(k, n)` runs
+    after batch k of n (saving, evaluating) and returns True to stop the pass there; without
+    it (pre-training, --quick) the deadline just ends the pass early."""
     model.train()
     sums, n = Counter(), 0
     groups = list(batches(examples, tc["max_tokens"], rng))
-    every, last_save = tc.get("save_minutes", 15) * 60, time.time()
     for n, group in enumerate(groups[skip:], skip + 1):
         for g in opt.param_groups:
             g["lr"] = lr_at(schedule.step_no, schedule.total_steps, tc["lr"],
@@ -200,16 +206,12 @@ def run_epoch(model: torch.nn.Module, kind: str, choice: str, opt: torch.optim.O
             shown = " ".join(f"{k} {v / (n - skip):.4f}" for k, v in sums.items())
             print(f"\r{label} step {n}/{len(groups)} {shown}", end="", file=sys.stderr,
                   flush=True)
-        out_of_time = time.time() > schedule.deadline
-        if save is not None and n < len(groups) and (
-                out_of_time or time.time() - last_save > every):
-            save(n)
-            last_save = time.time()
-        if out_of_time:
+        if after_step is not None:
+            if after_step(n, len(groups)) and n < len(groups):
+                print(file=sys.stderr)
+                return {k: round(v / (n - skip), 4) for k, v in sums.items()}, False
+        elif time.time() > schedule.deadline:
             break
-    print(file=sys.stderr)
-    finished = n == len(groups) or save is None
-    return {k: round(v / max(n - skip, 1), 4) for k, v in sums.items()}, finished
     print(file=sys.stderr)
     return {k: round(v / max(n - skip, 1), 4) for k, v in sums.items()}, True
 
@@ -236,10 +238,24 @@ def pretrain(model: HeadlineGenerator, pairs: list[Pair], lang: str, vocab: Voca
             break
 
 
+def from_init(path: str | Path, task: str, mc: dict, lang: str) -> tuple[torch.nn.Module, Vocab]:
+    """A model to fine-tune: the architecture, weights and vocabulary of a checkpoint, with
+    the config's reading budget and dropout (`max_source`, `dropout`)."""
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    expected = "generator" if task == "headline" else ("seq2bf", "he")
+    if state["kind"] not in expected or state["lang"] != lang:
+        raise SystemExit(f"--init {path} is a {state['lang']} {state['kind']} checkpoint; "
+                         f"this run trains a {lang} {task} model")
+    config = {**state["config"], "max_source": mc["max_source"], "dropout": mc["dropout"]}
+    model = build_model(state["kind"], config)
+    model.load_state_dict({k: v.float() for k, v in state["model"].items()})
+    return model, from_state(state["vocab"])
+
+
 def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: float | None = None,
           quick: bool = False, resume: bool = False, out_dir: str | None = None,
           epochs: int | None = None, pretrain_epochs: int = 0,
-          he_base: str = "transformer", copy: bool = False) -> Path:
+          he_base: str = "transformer", copy: bool = False, init: str | None = None) -> Path:
     with open(config_path, "rb") as f:
         cfg = tomllib.load(f)
     lang, mc, tc = cfg["lang"], dict(cfg["model"]), cfg["train"]
@@ -249,11 +265,12 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
     if copy and (task == "headline" or choice == "he"):
         raise SystemExit("--copy is for Seq2BF (`train constrained-headline --strategy ...`)")
     mc["copy"] = copy
-    if pretrain_epochs and task != "headline":
-        raise SystemExit("--pretrain-epochs is for `train headline` (full generators) only")
+    if pretrain_epochs and (task != "headline" or init):
+        raise SystemExit("--pretrain-epochs is for `train headline` (full generators) from "
+                         "scratch only")
     name = (run_name(lang, task, choice, mc.get("smooth_alpha", 0.0), pretrain_epochs, he_base,
                      copy)
-            + ("_quick" if quick else ""))
+            + ("_init" if init else "") + ("_quick" if quick else ""))
     out = Path(out_dir or "runs") / name
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(tc.get("threads", 2))
@@ -272,16 +289,20 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
         train_pairs, dev = train_pairs[:2000 - min(len(extra), 1000)], dev[:50]
         extra, dev_ood = extra[:1000], dev_ood[:50]
     train_pairs = train_pairs + extra
-    print(f"{name}: building the {lang} vocabulary", file=sys.stderr, flush=True)
-    vocab = build_vocab(lang, [p.article for p in train_pairs] + [p.headline for p in train_pairs],
-                        cfg.get("vocab_size", 12000))
-    model, kind = build(task, choice, mc, len(vocab), he_base)
+    if init:
+        model, vocab = from_init(init, task, mc, lang)
+        kind = "generator" if task == "headline" else ("he" if choice == "he" else "seq2bf")
+    else:
+        print(f"{name}: building the {lang} vocabulary", file=sys.stderr, flush=True)
+        vocab = build_vocab(lang, [p.article for p in train_pairs]
+                            + [p.headline for p in train_pairs], cfg.get("vocab_size", 12000))
+        model, kind = build(task, choice, mc, len(vocab), he_base)
     # the words an English headline may use (wholewords.py), saved with the checkpoint
     whole_words = (sorted(training_vocabulary((p.article + "\n" + p.headline
                                                for p in train_pairs), lang))
                    if lang == "en" else [])
     opt = optimizer(model, tc)
-    start_epoch, best, best_epoch, skip = 0, -1.0, 0, 0
+    start_epoch, best, best_epoch, skip = 0, -1.0, 0.0, 0
     if resume and (out / "last.pt").exists():
         state = torch.load(out / "last.pt", weights_only=False)
         vocab = from_state(state["vocab"])
@@ -297,7 +318,7 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
     examples = [encode(p, vocab, model.cfg.max_source, model.cfg.max_target) for p in train_pairs]
     if kind != "generator":
         examples = [e for e in examples if e.phrase]
-    if isinstance(model, HeadlineGenerator) and not resume:
+    if isinstance(model, HeadlineGenerator) and not resume and not init:
         model.set_token_counts(token_counts(examples, len(vocab)))
 
     epochs = 1 if quick else epochs or tc["epochs"]
@@ -307,6 +328,8 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
                  deadline, out / "log.jsonl")
     steps_per_epoch = sum(1 for _ in batches(examples, tc["max_tokens"], random.Random(0)))
     schedule = Schedule(epochs * steps_per_epoch, start_epoch * steps_per_epoch + skip, deadline)
+    eval_every = tc.get("eval_every", 0)  # steps between mid-epoch evaluations (0: none)
+    save_every = tc.get("save_minutes", 15) * 60
 
     def save_last(epoch: int, in_epoch: dict | None = None) -> None:
         """last.pt: everything --resume needs; `in_epoch` (epoch, batches done, the rng state
@@ -316,42 +339,58 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
                     "config": asdict(model.cfg), "in_epoch": in_epoch}, out / "last.pt.tmp")
         (out / "last.pt.tmp").replace(out / "last.pt")
 
+    def evaluate(epoch: float, extra: dict) -> None:
+        """Score greedy dev output (as serving decodes: with the whole-word rule where it
+        applies), log it, and keep the checkpoint if it is the best so far."""
+        nonlocal best, best_epoch
+        predictor = HeadlinePredictor(model, vocab, lang, kind, {"whole_words": whole_words})
+        metrics = dev_scores(predictor, dev)
+        ood = dev_scores(predictor, dev_ood) if dev_ood else None
+        score = selection_score(metrics, ood)
+        record = {"epoch": round(epoch, 3), "step": schedule.step_no, **extra, "dev": metrics,
+                  **({"dev_ood": ood, "selection": round(score, 4)} if ood else {})}
+        print(json.dumps(record), flush=True)
+        with open(out / "log.jsonl", "a") as f:
+            f.write(json.dumps(record) + "\n")
+        if score > best:
+            best, best_epoch = score, round(epoch, 3)
+            meta = {"config": Path(config_path).name, "run": name, "epoch": best_epoch,
+                    "epochs": epochs, "pretrain_epochs": pretrain_epochs, "dev": metrics,
+                    **({"dev_ood": ood} if ood else {}), **({"init": str(init)} if init else {}),
+                    **({"whole_words": whole_words} if whole_words else {})}
+            save_checkpoint(out / "best.pt", model, vocab, lang, kind, meta)
+
     n_params = sum(p.numel() for p in model.parameters())
     print(f"{name}: {n_params / 1e6:.2f}M parameters, vocab {len(vocab)}, {len(examples)} train "
           f"/ {len(dev)} dev pairs, {steps_per_epoch} steps per epoch", flush=True)
     for epoch in range(start_epoch, epochs):
-        t0, order = time.time(), rng.getstate()
-        losses, finished = run_epoch(
-            model, kind, choice, opt, examples, tc, rng, schedule, f"epoch {epoch + 1}/{epochs}",
-            skip, None if quick else lambda done, e=epoch, o=order: save_last(
-                e - 1, {"epoch": e, "done": done, "rng": o}))
+        t0, order, last_save = time.time(), rng.getstate(), time.time()
+
+        def after_step(done: int, total: int, epoch: int = epoch, order: tuple = order) -> bool:
+            """Mid-epoch: evaluate every `eval_every` steps, save last.pt every
+            `save_minutes` and at the deadline; True = stop (the deadline)."""
+            nonlocal last_save
+            if eval_every and schedule.step_no % eval_every == 0 and done < total:
+                evaluate(epoch + done / total, {"mid_epoch": True})
+            out_of_time = time.time() > schedule.deadline
+            if out_of_time or time.time() - last_save > save_every:
+                save_last(epoch - 1, {"epoch": epoch, "done": done, "rng": order})
+                last_save = time.time()
+            return out_of_time
+
+        losses, finished = run_epoch(model, kind, choice, opt, examples, tc, rng, schedule,
+                                     f"epoch {epoch + 1}/{epochs}", skip,
+                                     None if quick else after_step)
         skip = 0
         if not finished:
             print(f"time budget reached inside epoch {epoch + 1}; --resume continues it",
                   flush=True)
             break
-        # selection decodes as serving will: with the whole-word rule where it applies
-        predictor = HeadlinePredictor(model, vocab, lang, kind, {"whole_words": whole_words})
-        metrics = dev_scores(predictor, dev)
-        ood = dev_scores(predictor, dev_ood) if dev_ood else None
-        score = selection_score(metrics, ood)
-        record = {"epoch": epoch + 1, **losses, "dev": metrics,
-                  **({"dev_ood": ood, "selection": round(score, 4)} if ood else {}),
-                  "seconds": round(time.time() - t0, 1)}
-        print(json.dumps(record), flush=True)
-        with open(out / "log.jsonl", "a") as f:
-            f.write(json.dumps(record) + "\n")
-        if score > best:
-            best, best_epoch = score, epoch + 1
-            meta = {"config": Path(config_path).name, "run": name, "epoch": epoch + 1,
-                    "epochs": epochs, "pretrain_epochs": pretrain_epochs, "dev": metrics,
-                    **({"dev_ood": ood} if ood else {}),
-                    **({"whole_words": whole_words} if whole_words else {})}
-            save_checkpoint(out / "best.pt", model, vocab, lang, kind, meta)
+        evaluate(epoch + 1, {**losses, "seconds": round(time.time() - t0, 1)})
         save_last(epoch)
         if time.time() > schedule.deadline:
             print(f"time budget reached after epoch {epoch + 1}", flush=True)
             break
-    print(f"best dev ROUGE-L {best:.4f} (epoch {best_epoch}); checkpoint {out / 'best.pt'}",
+    print(f"best selection score {best:.4f} (epoch {best_epoch}); checkpoint {out / 'best.pt'}",
           flush=True)
     return out / "best.pt"
