@@ -78,12 +78,7 @@ def bench_in_process(pairs: list[tuple[str, str]]) -> dict:
     torch.set_num_threads(1)  # as each Triton model instance (torch_threads in its config)
     full = HeadlineService(serving_dir(FULL_MODEL), beam=4, n_best=3)
     constrained = ConstrainedHeadlineService(serving_dir(CONSTRAINED_MODEL), beam=3, n_best=3)
-    calls = {
-        "headline_generator": lambda batch: full.generate([a for a, _ in batch],
-                                                          ["en"] * len(batch)),
-        "constrained_headline_generator": lambda batch: constrained.generate(
-            [a for a, _ in batch], ["en"] * len(batch), [p for _, p in batch], [""] * len(batch)),
-    }
+    calls = _calls(full, constrained)
     result = {}
     for model, call in calls.items():
         call(pairs[:2])  # warm-up
@@ -96,16 +91,22 @@ def bench_in_process(pairs: list[tuple[str, str]]) -> dict:
     return result
 
 
-async def _triton(pairs: list[tuple[str, str]], url: str) -> dict:
-    from services.triton import ConstrainedHeadlineClient, HeadlineClient
-
-    full, constrained = HeadlineClient(url), ConstrainedHeadlineClient(url)
-    calls = {
+def _calls(full, constrained) -> dict:
+    """One call per model on a batch of (article, phrase) pairs; the same for the in-process
+    services and the Triton clients (which return awaitables)."""
+    return {
         "headline_generator": lambda batch: full.generate([a for a, _ in batch],
                                                           ["en"] * len(batch)),
         "constrained_headline_generator": lambda batch: constrained.generate(
             [a for a, _ in batch], ["en"] * len(batch), [p for _, p in batch], [""] * len(batch)),
     }
+
+
+async def _triton(pairs: list[tuple[str, str]], url: str) -> dict:
+    from services.triton import ConstrainedHeadlineClient, HeadlineClient
+
+    full, constrained = HeadlineClient(url), ConstrainedHeadlineClient(url)
+    calls = _calls(full, constrained)
     result = {}
     for model, call in calls.items():
         await call(pairs[:2])

@@ -49,6 +49,24 @@ def test_quick_training_produces_a_checkpoint_that_evaluates(tmp_path, name):
     assert 0.16 < result["accuracy"] <= 1.0
 
 
+@pytest.mark.skipif(not (SHARED / "hashtag").is_dir(), reason="shared datasets not present")
+@pytest.mark.parametrize(("task", "config", "run"), [
+    ("hashtag", "hashtag_en", "hashtag_en_soft_manhattan_quick"),
+    ("headline", "headline_en", "headline_en_xl-cc_quick"),
+])
+def test_quick_generator_training_logs_its_curve_and_resumes(tmp_path, task, config, run):
+    """The shared loop (training/loop.py) end to end for the generators: a checkpoint that
+    loads, one logged evaluation, and a last.pt that --resume accepts."""
+    args = ("train", task, "--config", f"training/configs/{config}.toml", "--quick",
+            "--out", str(tmp_path))
+    run_cli(*args)
+    log = [json.loads(line) for line in (tmp_path / run / "log.jsonl").read_text().splitlines()]
+    assert len(log) == 1 and log[0]["epoch"] == 1 and "selection" in log[0]
+    assert (tmp_path / run / "best.pt").stat().st_size > 0
+    resumed = run_cli(*args, "--resume").stdout
+    assert "resumed at epoch 2" in resumed  # the quick run's one epoch is done
+
+
 @pytest.mark.skipif(not (SHARED / "pos").is_dir(), reason="shared POS datasets not present")
 def test_most_frequent_tag_baseline_prints_its_accuracy_as_last_json_line():
     data = DATA / "daily547_first60.conll"

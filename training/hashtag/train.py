@@ -21,11 +21,8 @@ repository root.
 
 from __future__ import annotations
 
-import json
-import math
 import random
 import sys
-import time
 import tomllib
 from dataclasses import asdict
 from pathlib import Path
@@ -47,6 +44,7 @@ from training.hashtag.data import (
     training_pairs,
 )
 from training.hashtag.metrics import score
+from training.loop import Loop, LoopConfig
 from training.paths import REPO_ROOT, data_dir
 from training.provenance import record_run
 
@@ -95,14 +93,6 @@ def load_data(lang: str, tc: dict, dc: dict, quick: bool) -> tuple[list[Pair], .
     return train_pairs, dev, dev_ood
 
 
-def lr_at(step: int, total: int, peak: float, warmup: float) -> float:
-    """Linear warm-up over the first `warmup` share of steps, then linear decay to peak/32."""
-    w = max(1, int(total * warmup))
-    if step < w:
-        return peak * (step + 1) / w
-    return peak * max(1 / 32, 1 - (step - w) / max(1, total - w))
-
-
 def load_config(config_path: str, data: dict | None = None,
                 max_minutes: float | None = None) -> dict:
     """The TOML config with command-line overrides of `[data]` keys and `max_minutes`."""
@@ -112,6 +102,35 @@ def load_config(config_path: str, data: dict | None = None,
     if max_minutes is not None:
         cfg["train"]["max_minutes"] = max_minutes
     return cfg
+
+
+class HashtagTask:
+    """SegTrm for training/loop.py: shuffled batches of similar length, label-smoothed loss,
+    greedy dev ROUGE-1 (with dev_ood: the mean of both) as the selection score."""
+
+    def __init__(self, model: SegTrm, vocab: Vocab, lang: str, train_pairs: list[Pair],
+                 dev: list[Pair], dev_ood: list[Pair], tc: dict):
+        self.model, self.vocab, self.lang = model, vocab, lang
+        self.train_pairs, self.dev, self.dev_ood, self.tc = train_pairs, dev, dev_ood, tc
+
+    def batches(self, rng: random.Random) -> list[list[Pair]]:
+        return list(batches(self.train_pairs, self.tc["batch_size"], rng))
+
+    def loss(self, group: list[Pair], rng: random.Random) -> dict[str, torch.Tensor]:
+        b = make_batch(group, self.vocab, self.model.cfg, self.lang)
+        return {"loss": self.model(b.ids, b.segs, b.y_in, b.y_out,
+                                   self.tc.get("label_smoothing", 0.1))}
+
+    def evaluate(self) -> tuple[dict, float]:
+        metrics = dev_rouge(self.model, self.dev, self.vocab, self.lang)
+        ood = dev_rouge(self.model, self.dev_ood, self.vocab, self.lang) if self.dev_ood else None
+        return {"dev": metrics, **({"dev_ood": ood} if ood else {})}, selection_score(metrics, ood)
+
+    def save_best(self, path: Path, meta: dict) -> None:
+        save_checkpoint(path, self.model, self.vocab, self.lang, meta)
+
+    def state(self) -> dict:
+        return {"vocab": self.vocab.to_state(), "config": asdict(self.model.cfg)}
 
 
 def train(config_path: str, variant: str | None = None, similarity: str | None = None,
@@ -138,66 +157,21 @@ def train(config_path: str, variant: str | None = None, similarity: str | None =
     print(f"{name}: building the {lang} vocabulary", file=sys.stderr, flush=True)
     targets = [" ".join(target_words(p.hashtags, lang)) for p in train_pairs]
     vocab = build_vocab(lang, [p.text for p in train_pairs] + targets, cfg.get("vocab_size", 8000))
+    resume_state = None
+    if resume and (out / "last.pt").exists():
+        resume_state = torch.load(out / "last.pt", weights_only=False)
+        vocab = from_state(resume_state["vocab"])
     model = SegTrm(SegTrmConfig(vocab_size=len(vocab), **mc))
     opt = torch.optim.AdamW(model.parameters(), lr=tc["lr"], betas=(0.9, 0.999), eps=1e-6,
                             weight_decay=tc.get("weight_decay", 0.01))
-    epochs = 1 if quick else epochs or tc["epochs"]
-    steps_per_epoch = math.ceil(len(train_pairs) / tc["batch_size"])
-    total_steps = epochs * steps_per_epoch
-    start_epoch, best, best_epoch, step_no = 0, -1.0, 0, 0
-    if resume and (out / "last.pt").exists():
-        state = torch.load(out / "last.pt", weights_only=False)
-        vocab = from_state(state["vocab"])
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["opt"])
-        start_epoch, best, best_epoch = state["epoch"] + 1, state["best"], state["best_epoch"]
-        step_no = start_epoch * steps_per_epoch
-        print(f"resumed after epoch {start_epoch}, best selection score {best:.4f}", flush=True)
-
+    task = HashtagTask(model, vocab, lang, train_pairs, dev, dev_ood, tc)
+    loop = Loop(model, opt, task,
+                LoopConfig.of(tc, epochs or tc["epochs"], quick, warmup=0.04, floor=1 / 32),
+                out, rng, {"config": Path(config_path).name, "run": name, "data": cfg["data"]})
+    if resume_state:
+        loop.resume(resume_state)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"{name}: {n_params / 1e6:.2f}M parameters, vocab {len(vocab)}, "
           f"{len(train_pairs)} train / {len(dev)} dev / {len(dev_ood)} dev_ood pairs", flush=True)
-    deadline = time.time() + (60 if quick else tc.get("max_minutes", 10**6) * 60)
-    for epoch in range(start_epoch, epochs):
-        t0, total_loss, n = time.time(), 0.0, 0
-        for n, group in enumerate(batches(train_pairs, tc["batch_size"], rng), 1):
-            for g in opt.param_groups:
-                g["lr"] = lr_at(step_no, total_steps, tc["lr"], tc.get("warmup", 0.04))
-            b = make_batch(group, vocab, model.cfg, lang)
-            loss = model(b.ids, b.segs, b.y_in, b.y_out, tc.get("label_smoothing", 0.1))
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), tc.get("clip", 1.0))
-            opt.step()
-            step_no += 1
-            total_loss += loss.item()
-            if n % 50 == 0 or n == steps_per_epoch:
-                print(f"\repoch {epoch + 1}/{epochs} step {n}/{steps_per_epoch} "
-                      f"loss {total_loss / n:.4f}", end="", file=sys.stderr, flush=True)
-            if time.time() > deadline:
-                break
-        print(file=sys.stderr)
-        metrics = dev_rouge(model, dev, vocab, lang)
-        ood = dev_rouge(model, dev_ood, vocab, lang) if dev_ood else None
-        selected = selection_score(metrics, ood)
-        record = {"epoch": epoch + 1, "loss": round(total_loss / max(n, 1), 4), "dev": metrics,
-                  **({"dev_ood": ood, "selection": round(selected, 4)} if ood else {}),
-                  "seconds": round(time.time() - t0, 1)}
-        print(json.dumps(record), flush=True)
-        with open(out / "log.jsonl", "a") as f:
-            f.write(json.dumps(record) + "\n")
-        if selected > best:
-            best, best_epoch = selected, epoch + 1
-            meta = {"config": Path(config_path).name, "run": name, "epoch": epoch + 1,
-                    "data": cfg["data"], "dev": metrics, **({"dev_ood": ood} if ood else {})}
-            save_checkpoint(out / "best.pt", model, vocab, lang, meta)
-        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": epoch,
-                    "best": best, "best_epoch": best_epoch, "vocab": vocab.to_state(),
-                    "config": asdict(model.cfg)}, out / "last.pt")
-        if time.time() > deadline:
-            print(f"time budget reached after epoch {epoch + 1}", flush=True)
-            break
-    what = "mean dev/dev_ood ROUGE-1" if dev_ood else "dev ROUGE-1"
-    print(f"best {what} {best:.4f} (epoch {best_epoch}); checkpoint {out / 'best.pt'}",
-          flush=True)
+    loop.run()
     return out / "best.pt"

@@ -22,6 +22,7 @@ fresh optimizer and schedule (run name <name>_init).
 `--pretrain-epochs N` first trains a full generator N epochs on lead-sentence pairs built
 from the training articles alone (data.lead_gap_pairs), then on the headlines as usual with
 a fresh optimizer and schedule; the run is named <name>_gsg. Pre-training is not resumable.
+The loop (epochs, schedule, evaluation, last.pt, time budget) is training/loop.py.
 
 Extra data (`[data]` table of the config, all optional; paths relative to the repository
 root unless absolute; the files come from `python -m training data headline --out DIR`):
@@ -43,11 +44,9 @@ from __future__ import annotations
 import json
 import random
 import sys
-import time
 import tomllib
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
@@ -68,6 +67,7 @@ from training.headline.data import (
 )
 from training.headline.metrics import rouge
 from training.headline.quality import training_vocabulary
+from training.loop import Loop, LoopConfig
 from training.paths import REPO_ROOT, data_dir
 from training.provenance import record_run
 
@@ -141,14 +141,6 @@ def selection_score(metrics: dict, ood: dict | None) -> float:
     return metrics["rougeL"] if ood is None else (metrics["rougeL"] + ood["rougeL"]) / 2
 
 
-def lr_at(step: int, total: int, peak: float, warmup: float) -> float:
-    """Linear warm-up over the first `warmup` share of steps, then linear decay to peak/20."""
-    w = max(1, int(total * warmup))
-    if step < w:
-        return peak * (step + 1) / w
-    return peak * max(1 / 20, 1 - (step - w) / max(1, total - w))
-
-
 def token_counts(examples: list[Example], size: int) -> torch.Tensor:
     counts = Counter(i for e in examples for i in e.source.ids + e.target if i < size)
     out = torch.zeros(size)
@@ -169,73 +161,63 @@ def optimizer(model: torch.nn.Module, tc: dict) -> torch.optim.Optimizer:
                              weight_decay=tc.get("weight_decay", 0.01))
 
 
-@dataclass
-class Schedule:
-    """Where one training phase is in its learning-rate schedule, and when it must stop."""
+class HeadlineTask:
+    """The headline models for training/loop.py: token-budget batches, the model's own loss
+    terms, greedy dev ROUGE-L F (with dev_ood: the mean of both) as the selection score."""
 
-    total_steps: int
-    step_no: int
-    deadline: float
+    def __init__(self, model: torch.nn.Module, kind: str, choice: str, vocab: Vocab, lang: str,
+                 examples: list[Example], max_tokens: int, dev: list[Pair],
+                 dev_ood: list[Pair], whole_words: list[str]):
+        self.model, self.kind, self.choice, self.vocab, self.lang = model, kind, choice, vocab, lang
+        self.examples, self.max_tokens = examples, max_tokens
+        self.dev, self.dev_ood, self.whole_words = dev, dev_ood, whole_words
+
+    def batches(self, rng: random.Random) -> list[list[Example]]:
+        return list(batches(self.examples, self.max_tokens, rng))
+
+    def loss(self, group: list[Example], rng: random.Random) -> dict[str, torch.Tensor]:
+        return loss_of(self.model, self.kind, group, self.choice, rng)
+
+    def evaluate(self) -> tuple[dict, float]:
+        # decoded as serving will: with the whole-word rule where it applies
+        predictor = HeadlinePredictor(self.model, self.vocab, self.lang, self.kind,
+                                      {"whole_words": self.whole_words})
+        metrics = dev_scores(predictor, self.dev)
+        ood = dev_scores(predictor, self.dev_ood) if self.dev_ood else None
+        return ({"dev": metrics, **({"dev_ood": ood} if ood else {})},
+                selection_score(metrics, ood))
+
+    def save_best(self, path: Path, meta: dict) -> None:
+        words = {"whole_words": self.whole_words} if self.whole_words else {}
+        save_checkpoint(path, self.model, self.vocab, self.lang, self.kind, {**meta, **words})
+
+    def state(self) -> dict:
+        return {"vocab": self.vocab.to_state(), "config": asdict(self.model.cfg)}
 
 
-def run_epoch(model: torch.nn.Module, kind: str, choice: str, opt: torch.optim.Optimizer,
-              examples: list[Example], tc: dict, rng: random.Random, schedule: Schedule,
-              label: str, skip: int = 0,
-              after_step: Callable[[int, int], bool] | None = None
-              ) -> tuple[dict[str, float], bool]:
-    """One pass over `examples` from batch `skip` on: (mean of each loss term, whether the
-    pass finished). The batch order comes from `rng`: the same rng state gives the same
-    order, so a pass stopped after k batches continues with `skip=k`. `after_step(k, n)` runs
-    after batch k of n (saving, evaluating) and returns True to stop the pass there; without
-    it (pre-training, --quick) the deadline just ends the pass early."""
-    model.train()
-    sums, n = Counter(), 0
-    groups = list(batches(examples, tc["max_tokens"], rng))
-    for n, group in enumerate(groups[skip:], skip + 1):
-        for g in opt.param_groups:
-            g["lr"] = lr_at(schedule.step_no, schedule.total_steps, tc["lr"],
-                            tc.get("warmup", 0.05))
-        losses = loss_of(model, kind, group, choice, rng)
-        opt.zero_grad()
-        losses["loss"].backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), tc.get("clip", 1.0))
-        opt.step()
-        schedule.step_no += 1
-        sums.update({k: v.item() for k, v in losses.items()})
-        if n % 20 == 0 or n == len(groups):
-            shown = " ".join(f"{k} {v / (n - skip):.4f}" for k, v in sums.items())
-            print(f"\r{label} step {n}/{len(groups)} {shown}", end="", file=sys.stderr,
-                  flush=True)
-        if after_step is not None:
-            if after_step(n, len(groups)) and n < len(groups):
-                print(file=sys.stderr)
-                return {k: round(v / (n - skip), 4) for k, v in sums.items()}, False
-        elif time.time() > schedule.deadline:
-            break
-    print(file=sys.stderr)
-    return {k: round(v / max(n - skip, 1), 4) for k, v in sums.items()}, True
+class PretrainTask(HeadlineTask):
+    """Gap-sentence pre-training: no dev evaluation, nothing to select."""
+
+    def evaluate(self) -> tuple[dict, float]:
+        return {"pretrain": True}, 0.0
+
+    def save_best(self, path: Path, meta: dict) -> None:
+        pass
 
 
 def pretrain(model: HeadlineGenerator, pairs: list[Pair], lang: str, vocab: Vocab, tc: dict,
-             epochs: int, rng: random.Random, deadline: float, log: Path) -> None:
+             epochs: int, quick: bool, out: Path) -> None:
     """Gap-sentence pre-training (see data.lead_gap_pairs) with its own optimizer and
-    schedule; logged as {"pretrain_epoch": ...} lines."""
+    schedule; its log.jsonl and last.pt go to `out/pretrain/` (not resumable)."""
     examples = [encode(p, vocab, model.cfg.max_source, model.cfg.max_target)
                 for p in lead_gap_pairs(pairs, lang)]
-    steps = sum(1 for _ in batches(examples, tc["max_tokens"], random.Random(0)))
-    print(f"pre-training on {len(examples)} lead-sentence pairs, {steps} steps per epoch",
-          flush=True)
-    opt, schedule = optimizer(model, tc), Schedule(epochs * steps, 0, deadline)
-    for epoch in range(epochs):
-        t0 = time.time()
-        losses, _ = run_epoch(model, "generator", model.cfg.variant, opt, examples, tc, rng,
-                              schedule, f"pre-train {epoch + 1}/{epochs}")
-        record = {"pretrain_epoch": epoch + 1, **losses, "seconds": round(time.time() - t0, 1)}
-        print(json.dumps(record), flush=True)
-        with open(log, "a") as f:
-            f.write(json.dumps(record) + "\n")
-        if time.time() > deadline:
-            break
+    print(f"pre-training on {len(examples)} lead-sentence pairs", flush=True)
+    task = PretrainTask(model, "generator", model.cfg.variant, vocab, lang, examples,
+                        tc["max_tokens"], [], [], [])
+    cfg = LoopConfig.of({**tc, "eval_every": 0}, epochs, quick, warmup=0.05)
+    (out / "pretrain").mkdir(exist_ok=True)
+    Loop(model, optimizer(model, tc), task, cfg, out / "pretrain",
+         random.Random(tc.get("seed", 1)), {}).run()
 
 
 def from_init(path: str | Path, task: str, mc: dict, lang: str) -> tuple[torch.nn.Module, Vocab]:
@@ -301,19 +283,10 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
     whole_words = (sorted(training_vocabulary((p.article + "\n" + p.headline
                                                for p in train_pairs), lang))
                    if lang == "en" else [])
-    opt = optimizer(model, tc)
-    start_epoch, best, best_epoch, skip = 0, -1.0, 0.0, 0
+    resume_state = None
     if resume and (out / "last.pt").exists():
-        state = torch.load(out / "last.pt", weights_only=False)
-        vocab = from_state(state["vocab"])
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["opt"])
-        start_epoch, best, best_epoch = state["epoch"] + 1, state["best"], state["best_epoch"]
-        if state.get("in_epoch"):  # stopped inside an epoch: the same batches, from there
-            start_epoch, skip = state["in_epoch"]["epoch"], state["in_epoch"]["done"]
-            rng.setstate(state["in_epoch"]["rng"])
-        print(f"resumed at epoch {start_epoch + 1}, batch {skip + 1}; best selection score "
-              f"{best:.4f}", flush=True)
+        resume_state = torch.load(out / "last.pt", weights_only=False)
+        vocab = from_state(resume_state["vocab"])
     print(f"{name}: encoding {len(train_pairs)} training pairs", file=sys.stderr, flush=True)
     examples = [encode(p, vocab, model.cfg.max_source, model.cfg.max_target) for p in train_pairs]
     if kind != "generator":
@@ -321,76 +294,19 @@ def train(config_path: str, task: str, choice: str | None = None, smooth_alpha: 
     if isinstance(model, HeadlineGenerator) and not resume and not init:
         model.set_token_counts(token_counts(examples, len(vocab)))
 
-    epochs = 1 if quick else epochs or tc["epochs"]
-    deadline = time.time() + (90 if quick else tc.get("max_minutes", 10**6) * 60)
+    epochs = epochs or tc["epochs"]
     if pretrain_epochs and not resume:
-        pretrain(model, train_pairs, lang, vocab, tc, 1 if quick else pretrain_epochs, rng,
-                 deadline, out / "log.jsonl")
-    steps_per_epoch = sum(1 for _ in batches(examples, tc["max_tokens"], random.Random(0)))
-    schedule = Schedule(epochs * steps_per_epoch, start_epoch * steps_per_epoch + skip, deadline)
-    eval_every = tc.get("eval_every", 0)  # steps between mid-epoch evaluations (0: none)
-    save_every = tc.get("save_minutes", 15) * 60
-
-    def save_last(epoch: int, in_epoch: dict | None = None) -> None:
-        """last.pt: everything --resume needs; `in_epoch` (epoch, batches done, the rng state
-        its batch order came from) when written inside an epoch."""
-        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": epoch,
-                    "best": best, "best_epoch": best_epoch, "vocab": vocab.to_state(),
-                    "config": asdict(model.cfg), "in_epoch": in_epoch}, out / "last.pt.tmp")
-        (out / "last.pt.tmp").replace(out / "last.pt")
-
-    def evaluate(epoch: float, extra: dict) -> None:
-        """Score greedy dev output (as serving decodes: with the whole-word rule where it
-        applies), log it, and keep the checkpoint if it is the best so far."""
-        nonlocal best, best_epoch
-        predictor = HeadlinePredictor(model, vocab, lang, kind, {"whole_words": whole_words})
-        metrics = dev_scores(predictor, dev)
-        ood = dev_scores(predictor, dev_ood) if dev_ood else None
-        score = selection_score(metrics, ood)
-        record = {"epoch": round(epoch, 3), "step": schedule.step_no, **extra, "dev": metrics,
-                  **({"dev_ood": ood, "selection": round(score, 4)} if ood else {})}
-        print(json.dumps(record), flush=True)
-        with open(out / "log.jsonl", "a") as f:
-            f.write(json.dumps(record) + "\n")
-        if score > best:
-            best, best_epoch = score, round(epoch, 3)
-            meta = {"config": Path(config_path).name, "run": name, "epoch": best_epoch,
-                    "epochs": epochs, "pretrain_epochs": pretrain_epochs, "dev": metrics,
-                    **({"dev_ood": ood} if ood else {}), **({"init": str(init)} if init else {}),
-                    **({"whole_words": whole_words} if whole_words else {})}
-            save_checkpoint(out / "best.pt", model, vocab, lang, kind, meta)
-
+        pretrain(model, train_pairs, lang, vocab, tc, pretrain_epochs, quick, out)
+    task = HeadlineTask(model, kind, choice, vocab, lang, examples, tc["max_tokens"], dev,
+                        dev_ood, whole_words)
+    loop = Loop(model, optimizer(model, tc), task, LoopConfig.of(tc, epochs, quick, warmup=0.05),
+                out, rng, {"config": Path(config_path).name, "run": name, "epochs": epochs,
+                           "pretrain_epochs": pretrain_epochs,
+                           **({"init": str(init)} if init else {})})
+    if resume_state:
+        loop.resume(resume_state)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"{name}: {n_params / 1e6:.2f}M parameters, vocab {len(vocab)}, {len(examples)} train "
-          f"/ {len(dev)} dev pairs, {steps_per_epoch} steps per epoch", flush=True)
-    for epoch in range(start_epoch, epochs):
-        t0, order, last_save = time.time(), rng.getstate(), time.time()
-
-        def after_step(done: int, total: int, epoch: int = epoch, order: tuple = order) -> bool:
-            """Mid-epoch: evaluate every `eval_every` steps, save last.pt every
-            `save_minutes` and at the deadline; True = stop (the deadline)."""
-            nonlocal last_save
-            if eval_every and schedule.step_no % eval_every == 0 and done < total:
-                evaluate(epoch + done / total, {"mid_epoch": True})
-            out_of_time = time.time() > schedule.deadline
-            if out_of_time or time.time() - last_save > save_every:
-                save_last(epoch - 1, {"epoch": epoch, "done": done, "rng": order})
-                last_save = time.time()
-            return out_of_time
-
-        losses, finished = run_epoch(model, kind, choice, opt, examples, tc, rng, schedule,
-                                     f"epoch {epoch + 1}/{epochs}", skip,
-                                     None if quick else after_step)
-        skip = 0
-        if not finished:
-            print(f"time budget reached inside epoch {epoch + 1}; --resume continues it",
-                  flush=True)
-            break
-        evaluate(epoch + 1, {**losses, "seconds": round(time.time() - t0, 1)})
-        save_last(epoch)
-        if time.time() > schedule.deadline:
-            print(f"time budget reached after epoch {epoch + 1}", flush=True)
-            break
-    print(f"best selection score {best:.4f} (epoch {best_epoch}); checkpoint {out / 'best.pt'}",
-          flush=True)
+          f"/ {len(dev)} dev pairs, {loop.steps_per_epoch} steps per epoch", flush=True)
+    loop.run()
     return out / "best.pt"

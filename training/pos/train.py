@@ -3,17 +3,15 @@
     python -m training train pos --config training/configs/pos_dcnn.toml [--quick]
 
 Writes to runs/<name>/: `best.pt` (fp16, best mean dev accuracy), `last.pt` (full state for
-`--resume`), `log.jsonl` (one line per epoch). `--quick` trains for about a minute on a
-small slice, for smoke tests.
+`--resume`), `log.jsonl` (one line per evaluation). `--quick` trains for about a minute on a
+small slice, for smoke tests. The loop (epochs, patience, last.pt, time budget) is
+training/loop.py; the learning rate stays at `lr` (Adam).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import random
-import sys
-import time
 import tomllib
 from dataclasses import asdict
 from pathlib import Path
@@ -26,6 +24,7 @@ from nlp_models.pos.clusters import Clusters
 from nlp_models.pos.features import Vocabularies
 from nlp_models.pos.model import Tagger, TaggerConfig
 from nlp_models.pos.predictor import save_checkpoint
+from training.loop import Loop, LoopConfig
 from training.paths import REPO_ROOT, data_dir
 from training.pos.data import Sentence, batches, make_batch, read_conll
 from training.pos.embeddings import load_embeddings
@@ -88,6 +87,40 @@ def accuracy(model: Tagger, sents: list[Sentence], vocabs: Vocabularies) -> floa
     return correct / max(total, 1)
 
 
+class PosTask:
+    """The tagger for training/loop.py: each epoch the tweet sets plus a fresh sample of
+    newswire, batches of one tagset and similar length, cross-entropy with word dropout; the
+    mean dev accuracy over the dev sets as the selection score."""
+
+    def __init__(self, model: Tagger, vocabs: Vocabularies, train_sents: list[Sentence],
+                 newswire: list[Sentence], per_epoch: int, dev: dict[str, list[Sentence]],
+                 tc: dict):
+        self.model, self.vocabs, self.tc = model, vocabs, tc
+        self.train_sents, self.newswire, self.per_epoch, self.dev = (
+            train_sents, newswire, per_epoch, dev)
+
+    def batches(self, rng: random.Random) -> list[list[Sentence]]:
+        sents = self.train_sents + rng.sample(self.newswire, self.per_epoch)
+        return list(batches(sents, self.tc["batch_size"], shuffle=True, rng=rng))
+
+    def loss(self, group: list[Sentence], rng: random.Random) -> dict[str, torch.Tensor]:
+        b = make_batch(group, self.vocabs, self.tc.get("word_dropout", 0.0))
+        logits = self.model(b.words, b.types, b.chars, b.lengths, b.head, b.clusters)
+        return {"loss": F.cross_entropy(logits.flatten(0, 1), b.tags.flatten(),
+                                        ignore_index=-100)}
+
+    def evaluate(self) -> tuple[dict, float]:
+        dev_acc = {k: accuracy(self.model, v, self.vocabs) for k, v in self.dev.items()}
+        mean_dev = sum(dev_acc.values()) / len(dev_acc)
+        return {"dev": dev_acc, "mean_dev": mean_dev}, mean_dev
+
+    def save_best(self, path: Path, meta: dict) -> None:
+        save_checkpoint(path, self.model, self.vocabs, meta)
+
+    def state(self) -> dict:
+        return {"vocabs": self.vocabs.to_json(), "config": asdict(self.model.cfg)}
+
+
 def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: str | None = None,
           epochs: int | None = None):
     cfg = load_config(config_path)
@@ -137,64 +170,20 @@ def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: 
         print(f"word embeddings: {found} of {len(vocabs.words)} from {mc['pretrained']}",
               flush=True)
     opt = torch.optim.Adam(model.parameters(), lr=tc["lr"])
-    start_epoch, best, best_epoch = 0, -1.0, 0
+    epochs = epochs or tc["epochs"]
+    per_epoch = min(len(newswire), dc.get("newswire_per_epoch", len(newswire)))
+    task = PosTask(model, vocabs, train_sents, newswire, per_epoch, dev, tc)
+    loop = Loop(model, opt, task, LoopConfig.of(tc, epochs, quick, clip=5.0), out, rng,
+                {"config": Path(config_path).name})
     if resume and (out / "last.pt").exists():
         state = torch.load(out / "last.pt", weights_only=False)
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["opt"])
-        vocabs = Vocabularies.from_json(state["vocabs"])
-        start_epoch, best = state["epoch"] + 1, state["best"]
-        best_epoch = state.get("best_epoch", state["epoch"] + 1)
-        print(f"resumed from epoch {start_epoch}, best dev {best:.4f}", flush=True)
+        task.vocabs = vocabs = Vocabularies.from_json(state["vocabs"])
+        loop.resume(state)
 
     n_params = sum(p.numel() for p in model.parameters())
     print(f"{name}: {model_cfg.variant}, {n_params / 1e6:.2f}M parameters, "
           f"{len(train_sents)} + {len(newswire)} newswire sentences, vocab {len(vocabs.words)}",
           flush=True)
-    epochs = 1 if quick else (epochs or tc["epochs"])
-    deadline = time.time() + (60 if quick else tc.get("max_minutes", 10**6) * 60)
-    per_epoch = min(len(newswire), dc.get("newswire_per_epoch", len(newswire)))
-    for epoch in range(start_epoch, epochs):
-        t0 = time.time()
-        epoch_sents = train_sents + rng.sample(newswire, per_epoch)
-        groups = list(batches(epoch_sents, tc["batch_size"], shuffle=True, rng=rng))
-        total_loss = 0.0
-        for step, group in enumerate(groups, 1):
-            b = make_batch(group, vocabs, tc.get("word_dropout", 0.0))
-            logits = model(b.words, b.types, b.chars, b.lengths, b.head, b.clusters)
-            loss = F.cross_entropy(logits.flatten(0, 1), b.tags.flatten(), ignore_index=-100)
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), tc.get("clip", 5.0))
-            opt.step()
-            total_loss += loss.item()
-            if step % 50 == 0 or step == len(groups):
-                print(f"\repoch {epoch + 1}/{epochs} step {step}/{len(groups)} "
-                      f"loss {total_loss / step:.4f}", end="", file=sys.stderr, flush=True)
-            if time.time() > deadline:
-                break
-        print(file=sys.stderr)
-        dev_acc = {k: accuracy(model, v, vocabs) for k, v in dev.items()}
-        mean_dev = sum(dev_acc.values()) / len(dev_acc)
-        record = {"epoch": epoch + 1, "loss": total_loss / max(step, 1), "dev": dev_acc,
-                  "mean_dev": mean_dev, "seconds": round(time.time() - t0, 1)}
-        print(json.dumps(record), flush=True)
-        with open(out / "log.jsonl", "a") as f:
-            f.write(json.dumps(record) + "\n")
-        if mean_dev > best:
-            best, best_epoch = mean_dev, epoch + 1
-            meta = {"config": Path(config_path).name, "epoch": epoch + 1, "dev": dev_acc}
-            save_checkpoint(out / "best.pt", model, vocabs, meta)
-        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "epoch": epoch,
-                    "best": best, "best_epoch": best_epoch, "vocabs": vocabs.to_json(),
-                    "config": asdict(model_cfg)}, out / "last.pt")
-        if epoch + 1 - best_epoch >= tc.get("patience", epochs):
-            print(f"no dev improvement for {tc['patience']} epochs: stopping", flush=True)
-            break
-        if time.time() > deadline:
-            print(f"time budget reached after epoch {epoch + 1}", flush=True)
-            break
-    print(f"best mean dev accuracy {best:.4f}; checkpoint {out / 'best.pt'}", flush=True)
-    if not math.isfinite(best) or best < 0:
+    best = loop.run()
+    if not math.isfinite(best):
         raise SystemExit("training produced no checkpoint")
-    return out / "best.pt"
