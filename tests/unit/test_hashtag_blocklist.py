@@ -27,8 +27,10 @@ def test_other_hashtags_pass(blocklist, tag):
 def test_the_shipped_list_catches_what_the_demo_generated_and_spares_common_tags():
     shipped = Blocklist.load(SHIPPED)
     assert shipped.blocks("womensuck")
+    assert shipped.blocks("whitegenocide") and shipped.blocks("WhitePower")
     common = ["love", "maga", "tbt", "fathersday", "shoes", "pakistan", "scunthorpe", "cockpit",
-              "skills", "spicy", "hoedown", "抗击疫情", "武汉加油"]
+              "skills", "spicy", "hoedown", "whitesox", "powerball", "hitlerdocumentary",
+              "抗击疫情", "武汉加油"]
     assert [t for t in common if shipped.blocks(t)] == []
 
 
