@@ -102,6 +102,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="constrained-headline: Seq2BF generation order")
     p_eval.add_argument("--n-best", type=int, default=10,
                         help="hashtag: sequences pooled for F1@k (paper: 10)")
+    p_eval.add_argument("--unsupported-penalty", type=float, metavar="X",
+                        help="headline (English): log-probability a name the article lacks "
+                             "costs in the beam (default: the checkpoint's)")
     p_eval.add_argument("--allow-repeats", action="store_true",
                         help="headlines: switch off the rules that no English word and no "
                              "Chinese character trigram is generated twice (to measure "
@@ -177,6 +180,9 @@ def main(argv: list[str] | None = None) -> None:
     p_ww.add_argument("--out", required=True, help="e.g. runs/<run>_ww/best.pt")
     p_ww.add_argument("--train-data", action="append", metavar="FILE",
                       help="training JSONL (repeatable; default <data>/headline/en/train.jsonl)")
+    p_ww.add_argument("--unsupported-penalty", type=float, default=0.0, metavar="X",
+                      help="also store the faithfulness penalty decoding applies to names the "
+                           "article lacks (wholewords.py; 0 = off)")
 
     p_emb = sub.add_parser("embeddings", help="pos: word2vec on unlabeled tweets (gensim)")
     p_emb.add_argument("task", choices=["pos"])
@@ -245,7 +251,8 @@ def main(argv: list[str] | None = None) -> None:
         from training.headline.quality import add_word_list
 
         print(json.dumps(add_word_list(args.checkpoint, args.out,
-                                       args.train_data or default_training_files("en"))))
+                                       args.train_data or default_training_files("en"),
+                                       args.unsupported_penalty)))
     elif args.command == "embeddings":
         from training.pos.embeddings import train_embeddings
 
@@ -317,7 +324,7 @@ def headline_command(args: argparse.Namespace) -> None:
 
         print(json.dumps(evaluate_headline(args.data, args.model, args.beam or 4, args.lang,
                                            args.allow_repeats, args.predictions,
-                                           args.train_data)))
+                                           args.train_data, args.unsupported_penalty)))
     elif args.command == "evaluate":
         from training.headline.evaluate import evaluate_constrained
 

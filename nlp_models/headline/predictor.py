@@ -84,9 +84,11 @@ class HeadlinePredictor:
         self.alpha = length_penalty(kind, lang)  # beam search's
         self.min_tokens = MIN_TOKENS[lang]  # and its shortest headline
         self.rule = repeat_rule(vocab, lang)  # and what it may not repeat
-        # and, for English full headlines, which words it may write (wholewords.py)
+        # and, for English, which words it may write and (full headlines) what a name the
+        # article lacks costs (wholewords.py); both come with the checkpoint
         known = self.meta.get("whole_words")
-        self.words = WholeWords(vocab, known) if known and lang == "en" else None
+        penalty = self.meta.get("unsupported_penalty", 0.0) if kind == "generator" else 0.0
+        self.words = WholeWords(vocab, known, penalty) if known and lang == "en" else None
 
     def _article_words(self, texts: list[str], sources: list[Source]) -> list | None:
         """The whole-word rule's per-article data (None when the rule is off)."""

@@ -11,6 +11,12 @@ numbers pass ("1987", "4th", "1990s"; "10-year" is "10" and "year").
 Only the `TOP_K` best next tokens of each hypothesis are checked (beam search keeps at
 most `beam` of them per hypothesis); a hypothesis none of whose top tokens passes is left
 unconstrained rather than killed.
+
+Faithfulness (full generator): with `unsupported_penalty` > 0, a token that finishes a
+name-like word the article does not contain costs that much log-probability. Name-like: a
+word with a digit, a capitalised word after the first, a single capital letter ("U" of
+"U.S.") or an all-capitals word ("NASD"); "contains" compares lower-cased words. The
+Reuters prior "U.S." then needs the article to mention the U.S. to open a headline cheaply.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import torch
 from nlp_models.headline.vocab import EOS, SEP, Vocab
 
 WORD = re.compile(r"[a-z0-9]+")
+CASED_WORD = re.compile(r"[A-Za-z0-9]+")  # WORD's segmentation, case kept
 NUMBER = re.compile(r"\d+(?:st|nd|rd|th|s)?")  # 1987, 4th, 1990s; not "corporate50"
 NUMBER_START = re.compile(r"\d+(?:s|st|n|nd|r|rd|t|th)?")  # what can still become one
 TOP_K = 32
@@ -46,9 +53,15 @@ def _has_prefix(words: Sequence[str], prefix: str) -> bool:
     return i < len(words) and words[i].startswith(prefix)
 
 
+def _name_like(word: str, index: int) -> bool:
+    return any(c.isdigit() for c in word) or (
+        word[0].isupper() and (index > 0 or len(word) == 1 or word.isupper()))
+
+
 class WholeWords:
-    def __init__(self, vocab: Vocab, known: Iterable[str]):
+    def __init__(self, vocab: Vocab, known: Iterable[str], unsupported_penalty: float = 0.0):
         self.vocab, self.size = vocab, len(vocab)
+        self.unsupported_penalty = unsupported_penalty
         self._surfaces: dict[int, str] = {}
         self.known = frozenset(known)
         self.sorted = tuple(sorted(self.known))
@@ -108,19 +121,29 @@ class WholeWords:
                 return False
         return True
 
+    def unsupported(self, before: str, after: str, ended: bool, art: ArticleWords) -> int:
+        """How many name-like words the article lacks are finished by growing ``before``
+        into ``after`` (forward only)."""
+        old, new = CASED_WORD.findall(before), CASED_WORD.findall(after)
+        first = len(old) - 1 if old and before[-1].isalnum() else len(old)
+        last = len(new) - 1 if not ended and after and after[-1].isalnum() else len(new)
+        return sum(1 for i in range(max(first, 0), last)
+                   if _name_like(new[i], i) and new[i].lower() not in art.set)
+
     def block(self, logp: torch.Tensor, texts: Sequence[list[int]],
               arts: Sequence[ArticleWords], backward: Sequence[bool] | None = None,
               end_before: int = EOS) -> torch.Tensor:
-        """logp (rows, V+ext) with -inf for the next tokens that would break the rule;
-        ``texts``: each row's tokens so far in reading order; ``backward``: rows whose next
-        token goes in front (Seq2BF), ending with ``end_before`` ([BOS])."""
+        """logp (rows, V+ext) with -inf for the next tokens that would break the rule, and
+        the unsupported-name penalty subtracted (forward rows); ``texts``: each row's tokens
+        so far in reading order; ``backward``: rows whose next token goes in front (Seq2BF),
+        ending with ``end_before`` ([BOS])."""
         k = min(TOP_K, logp.shape[1])
         values, indices = logp.topk(k, -1)
         out = torch.full_like(logp, float("-inf"))
         for r, (tokens, art) in enumerate(zip(texts, arts, strict=True)):
             before = "".join(self._surface(t, art) for t in tokens)
             front = backward is not None and backward[r]
-            allowed = []
+            allowed, costs = [], []
             for value, tok in zip(values[r].tolist(), indices[r].tolist(), strict=True):
                 if value == float("-inf"):
                     break
@@ -134,8 +157,11 @@ class WholeWords:
                     ok = self.allows(before, after, ended, art)
                 if ok:
                     allowed.append(tok)
+                    costs.append(self.unsupported_penalty * self.unsupported(
+                        before, after, ended, art) if self.unsupported_penalty and not front
+                        else 0.0)
             if allowed:
-                out[r, allowed] = logp[r, allowed]
+                out[r, allowed] = logp[r, allowed] - torch.tensor(costs, dtype=logp.dtype)
             else:
                 out[r] = logp[r]
         return out

@@ -105,3 +105,36 @@ def test_the_rule_holds_for_a_single_greedy_hypothesis(model: str) -> None:
     (out,) = (predictor.headlines([pair["article"]], beam=1) if model == "headline_generator"
               else predictor.constrained([pair["article"]], [pair["phrase"]], beam=1))
     assert out.candidates and out.candidates[0][0]
+
+
+def test_finished_names_the_article_lacks_are_counted_once() -> None:
+    art = RULE.article("Ford said sales rose in 1990 in Detroit", [])
+    cases = [  # (before, after, ended) -> unsupported names finished by this step
+        ("Ford says", "Ford says U", False, 0),       # "U" still open
+        ("Ford says U", "Ford says U.", False, 1),    # "U" finished; the article has no "u"
+        ("Ford says U.", "Ford says U.S", False, 0),  # "S" open; "U" was counted already
+        ("Ford sales", "Ford sales rise", True, 0),   # lower case: not a name
+        ("Ford sales", "Ford sales in 1987", True, 1),  # a number the article lacks
+        ("Ford sales", "Ford sales in 1990", True, 0),
+        ("Sales", "Sales rise", True, 0),             # a capital opening the headline
+        ("Sales up in", "Sales up in Detroit", True, 0),
+        ("Sales up in", "Sales up in Boston", True, 1),
+        ("", "NASA", True, 1),                        # all capitals opening it: a name
+    ]
+    for before, after, ended, expected in cases:
+        assert RULE.unsupported(before, after, ended, art) == expected, (before, after)
+
+
+class CityPieces(CharPieces):
+    PIECES = ["", "", "", "", "", " Sales", " up", " in", " Boston", " Detroit"]
+
+
+def test_the_penalty_lowers_tokens_that_finish_an_unsupported_name() -> None:
+    rule = WholeWords(CityPieces(), ["sales", "up", "in", "boston", "detroit"],
+                      unsupported_penalty=2.0)
+    art = rule.article("Sales were up in Detroit", [])
+    logp = torch.full((2, len(CityPieces.PIECES)), -5.0)
+    logp[:, EOS] = -1.0
+    out = rule.block(logp, [[5, 6, 7, 8], [5, 6, 7, 9]], [art, art])
+    assert out[0, EOS] == pytest.approx(-3.0)  # ending finishes "Boston": -1 - 2
+    assert out[1, EOS] == pytest.approx(-1.0)  # "Detroit" is in the article

@@ -56,13 +56,19 @@ def pairs_with_phrases(data: str) -> list[Pair]:
     return pairs
 
 
-def load_predictor(model: str | None, lang: str, served_as: str,
-                   allow_repeats: bool) -> HeadlinePredictor:
+def load_predictor(model: str | None, lang: str, served_as: str, allow_repeats: bool,
+                   unsupported_penalty: float | None = None) -> HeadlinePredictor:
+    """`unsupported_penalty`: override the checkpoint's (full English generators)."""
     predictor = HeadlinePredictor.load(model or shipped_checkpoint(lang, served_as), threads=2)
     if predictor.lang != lang:
         raise SystemExit(f"{model} is a {predictor.lang!r} model, but the data is {lang!r}")
     if allow_repeats:
         predictor.rule = None
+    if unsupported_penalty is not None:
+        if predictor.words is None or predictor.kind != "generator":
+            raise SystemExit("--unsupported-penalty needs an English full generator with a "
+                             "whole-word list")
+        predictor.words.unsupported_penalty = unsupported_penalty
     return predictor
 
 
@@ -111,10 +117,11 @@ def default_training_files(lang: str) -> list[str]:
 def evaluate_headline(data: str, model: str | None = None, beam: int = 4,
                       lang: str | None = None, allow_repeats: bool = False,
                       predictions_path: str | None = None,
-                      train_data: list[str] | None = None) -> dict:
+                      train_data: list[str] | None = None,
+                      unsupported_penalty: float | None = None) -> dict:
     pairs = read_pairs(data)
     lang = data_language(pairs, lang)
-    predictor = load_predictor(model, lang, FULL_MODEL, allow_repeats)
+    predictor = load_predictor(model, lang, FULL_MODEL, allow_repeats, unsupported_penalty)
     t0 = time.time()
     predictions = best_headlines(predictor, pairs, beam)
     seconds = round(time.time() - t0, 1)
@@ -122,8 +129,9 @@ def evaluate_headline(data: str, model: str | None = None, beam: int = 4,
             "ald": ald(predictions, [p.headline for p in pairs], lang),
             **_repeats(predictions, lang),
             **quality(pairs, predictions, lang, train_data, predictions_path),
-            "model": predictor.name, "lang": lang,
-            "beam": beam, "length_penalty": predictor.alpha, "seconds": seconds}
+            "model": predictor.name, "lang": lang, "beam": beam,
+            "length_penalty": predictor.alpha, "seconds": seconds,
+            "unsupported_penalty": predictor.words.unsupported_penalty if predictor.words else 0.0}
 
 
 def _repeats(predictions: list[str], lang: str) -> dict:

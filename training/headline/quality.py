@@ -190,11 +190,12 @@ def unsupported_rate(headlines: Sequence[str], articles: Sequence[str], lang: st
     return round(bad / max(len(headlines), 1), 4)
 
 
-def add_word_list(checkpoint: str | Path, out: str | Path,
-                  train_data: Sequence[str | Path]) -> dict:
+def add_word_list(checkpoint: str | Path, out: str | Path, train_data: Sequence[str | Path],
+                  unsupported_penalty: float = 0.0) -> dict:
     """Copy an English full-generator checkpoint with the training vocabulary of
-    ``train_data`` as its whole-word list (checkpoints trained before the rule existed);
-    weights unchanged. Writes ``run.json`` beside ``out`` for the model card."""
+    ``train_data`` as its whole-word list (checkpoints trained before the rule existed) and
+    the decoding penalty for names the article lacks; weights unchanged. Writes
+    ``run.json`` beside ``out`` for the model card."""
     from training.provenance import file_entry, git_commit, now
 
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
@@ -204,11 +205,13 @@ def add_word_list(checkpoint: str | Path, out: str | Path,
     words = sorted(vocabulary_from_files(train_data, "en"))
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    state["meta"] = {**state.get("meta", {}), "whole_words": words, "run": out.parent.name}
+    state["meta"] = {**state.get("meta", {}), "whole_words": words, "run": out.parent.name,
+                     "unsupported_penalty": unsupported_penalty}
     torch.save(state, out)
     record = {"command": "python -m training " + " ".join(sys.argv[1:]),
               "derived_from": file_entry(checkpoint),
               "data": [file_entry(p) for p in train_data], "code": git_commit(),
-              "started_at": now(), "whole_words": len(words)}
+              "started_at": now(), "whole_words": len(words),
+              "unsupported_penalty": unsupported_penalty}
     (out.parent / "run.json").write_text(json.dumps(record, indent=1) + "\n")
     return {"checkpoint": str(out), "whole_words": len(words), **file_entry(out)}
