@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from training.gate import GateSet, Rule, judge
 from training.paths import REPO_ROOT
 from training.publish import Options, PublishError, publish, rollback
-from training.repository import Busy, ModelDir
+from training.repository import SERVING_CODE, Busy, ModelDir, bundle_serving_code
 
 DATA = REPO_ROOT / "tests" / "data"
 GATE = (GateSet("ritter40", DATA / "ritter_test_first40.conll", "ptb"),
@@ -103,10 +104,32 @@ def test_publish_writes_the_next_version_with_a_card_and_rollback_returns(
     entry = card["files"]["pos_tagger.pt"]
     assert entry["bytes"] == shipped.stat().st_size and len(entry["sha256"]) == 64
     assert set(entry["metrics"]["dev"]) == {"ritter40[:40]", "daily60[:60]"}
+    # the version carries the checkout's serving code, byte for byte as bundled now
+    fresh = bundle_serving_code(repository)  # any directory: the bundle is deterministic
+    code = mdir.version_dir(serving + 1) / SERVING_CODE
+    assert code.read_bytes() == fresh.read_bytes()
 
     back = rollback("pos_tagger", options=Options(repository))
     assert back["version"] == serving and mdir.serving() == serving
     assert mdir.retired() == [serving + 1]
+
+
+@pytest.mark.parametrize("model", ["pos_tagger", "hashtag_generator", "headline_generator",
+                                   "constrained_headline_generator"])
+def test_every_version_brings_its_serving_code(model: str) -> None:
+    """model.py imports from the version's own nlp_models.zip, which holds the whole
+    serving package (backend classes, contract, limits) and its requirements."""
+    mdir = ModelDir.of(model)
+    for version in mdir.versions():
+        vdir = mdir.version_dir(version)
+        assert SERVING_CODE in (vdir / "model.py").read_text()
+        with zipfile.ZipFile(vdir / SERVING_CODE) as z:
+            names = set(z.namelist())
+        assert {"nlp_models/__init__.py", "nlp_models/triton_backend.py",
+                "nlp_models/contract.py", "nlp_models/limits.py",
+                "nlp_models/requirements.txt"} <= names
+        assert not any("__pycache__" in n or n.startswith(("training/", "services/"))
+                       for n in names)
 
 
 def test_publish_refuses_a_checkpoint_of_another_model(repository: Path) -> None:
