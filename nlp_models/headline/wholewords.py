@@ -9,8 +9,9 @@ and headlines, stored with the checkpoint, plus the words of the article being r
 numbers pass ("1987", "4th", "1990s"; "10-year" is "10" and "year").
 
 Only the `TOP_K` best next tokens of each hypothesis are checked (beam search keeps at
-most `beam` of them per hypothesis); a hypothesis none of whose top tokens passes is left
-unconstrained rather than killed.
+most `beam` of them per hypothesis); when none of them passes, the next ones up to `WIDE_K`
+are; a hypothesis none of whose `WIDE_K` best tokens passes is left unconstrained rather
+than killed.
 
 Faithfulness (full generator): with `unsupported_penalty` > 0, a token that finishes a
 name-like word the article does not contain costs that much log-probability. Name-like: a
@@ -34,7 +35,8 @@ WORD = re.compile(r"[a-z0-9]+")
 CASED_WORD = re.compile(r"[A-Za-z0-9]+")  # WORD's segmentation, case kept
 NUMBER = re.compile(r"\d+(?:st|nd|rd|th|s)?")  # 1987, 4th, 1990s; not "corporate50"
 NUMBER_START = re.compile(r"\d+(?:s|st|n|nd|r|rd|t|th)?")  # what can still become one
-TOP_K = 32
+TOP_K = 32  # candidates checked per hypothesis and step
+WIDE_K = 256  # checked too when none of the TOP_K passes
 
 
 @dataclass(frozen=True)
@@ -137,34 +139,43 @@ class WholeWords:
         the unsupported-name penalty subtracted (forward rows); ``texts``: each row's tokens
         so far in reading order; ``backward``: rows whose next token goes in front (Seq2BF),
         ending with ``end_before`` ([BOS])."""
-        k = min(TOP_K, logp.shape[1])
-        values, indices = logp.topk(k, -1)
+        ranked = logp.topk(min(WIDE_K, logp.shape[1]), -1)
+        values, indices = ranked.values.tolist(), ranked.indices.tolist()
         out = torch.full_like(logp, float("-inf"))
         for r, (tokens, art) in enumerate(zip(texts, arts, strict=True)):
             before = "".join(self._surface(t, art) for t in tokens)
             front = backward is not None and backward[r]
-            allowed, costs = [], []
-            for value, tok in zip(values[r].tolist(), indices[r].tolist(), strict=True):
-                if value == float("-inf"):
-                    break
-                if front:
-                    ended = tok == end_before
-                    after = before if ended else self._surface(tok, art) + before
-                    ok = self.allows_before(before, after, ended, art)
-                else:
-                    ended = tok == EOS
-                    after = before if ended else before + self._surface(tok, art)
-                    ok = self.allows(before, after, ended, art)
-                if ok:
-                    allowed.append(tok)
-                    costs.append(self.unsupported_penalty * self.unsupported(
-                        before, after, ended, art) if self.unsupported_penalty and not front
-                        else 0.0)
-            if allowed:
-                out[r, allowed] = logp[r, allowed] - torch.tensor(costs, dtype=logp.dtype)
+            check = (values[r], indices[r], before, front, art, end_before)
+            passed = self._passing(*check, 0, TOP_K) or self._passing(*check, TOP_K, WIDE_K)
+            if passed:
+                allowed, costs = zip(*passed, strict=True)
+                out[r, list(allowed)] = logp[r, list(allowed)] - torch.tensor(costs,
+                                                                             dtype=logp.dtype)
             else:
                 out[r] = logp[r]
         return out
+
+    def _passing(self, values: list[float], indices: list[int], before: str, front: bool,
+                 art: ArticleWords, end_before: int, start: int, stop: int
+                 ) -> list[tuple[int, float]]:
+        """(token, penalty) for the ranked candidates start..stop that keep the rule."""
+        passed = []
+        for value, tok in zip(values[start:stop], indices[start:stop], strict=True):
+            if value == float("-inf"):
+                break
+            if front:
+                ended = tok == end_before
+                after = before if ended else self._surface(tok, art) + before
+                ok = self.allows_before(before, after, ended, art)
+            else:
+                ended = tok == EOS
+                after = before if ended else before + self._surface(tok, art)
+                ok = self.allows(before, after, ended, art)
+            if ok:
+                cost = (self.unsupported_penalty * self.unsupported(before, after, ended, art)
+                        if self.unsupported_penalty and not front else 0.0)
+                passed.append((tok, cost))
+        return passed
 
     def _surface(self, token: int, art: ArticleWords) -> str:
         """The text a token adds (as `Vocab.decode` joins it; specials add nothing)."""
