@@ -88,7 +88,8 @@ class HeadlinePredictor:
         # article lacks costs (wholewords.py); both come with the checkpoint
         known = self.meta.get("whole_words")
         penalty = self.meta.get("unsupported_penalty", 0.0) if kind == "generator" else 0.0
-        self.words = WholeWords(vocab, known, penalty) if known and lang == "en" else None
+        self.words = (WholeWords(vocab, known, penalty, whole_headline=kind == "generator")
+                      if known and lang == "en" else None)
 
     def _article_words(self, texts: list[str], sources: list[Source]) -> list | None:
         """The whole-word rule's per-article data (None when the rule is off)."""

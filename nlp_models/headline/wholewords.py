@@ -6,7 +6,9 @@ generator, lets a hypothesis grow only while every finished word is a known word
 unfinished last word is the beginning of one. Known words are the lower-cased rouge-score
 tokens (runs of a-z and 0-9, the unit of `quality.degenerate`) of the training articles
 and headlines, stored with the checkpoint, plus the words of the article being read;
-numbers pass ("1987", "4th", "1990s"; "10-year" is "10" and "year").
+numbers pass ("1987", "4th", "1990s"; "10-year" is "10" and "year"). A full headline
+(`whole_headline`) also ends only after its third word and never repeats a word of three or
+more letters: `quality.degenerate`'s other two conditions.
 
 Only the `TOP_K` best next tokens of each hypothesis are checked (beam search keeps at
 most `beam` of them per hypothesis); when none of them passes, the next ones up to `WIDE_K`
@@ -37,6 +39,7 @@ NUMBER = re.compile(r"\d+(?:st|nd|rd|th|s)?")  # 1987, 4th, 1990s; not "corporat
 NUMBER_START = re.compile(r"\d+(?:s|st|n|nd|r|rd|t|th)?")  # what can still become one
 TOP_K = 32  # candidates checked per hypothesis and step
 WIDE_K = 256  # checked too when none of the TOP_K passes
+MIN_WORDS = 3  # a full headline ends with at least this many words
 
 
 @dataclass(frozen=True)
@@ -61,9 +64,10 @@ def _name_like(word: str, index: int) -> bool:
 
 
 class WholeWords:
-    def __init__(self, vocab: Vocab, known: Iterable[str], unsupported_penalty: float = 0.0):
+    def __init__(self, vocab: Vocab, known: Iterable[str], unsupported_penalty: float = 0.0,
+                 whole_headline: bool = False):
         self.vocab, self.size = vocab, len(vocab)
-        self.unsupported_penalty = unsupported_penalty
+        self.unsupported_penalty, self.whole_headline = unsupported_penalty, whole_headline
         self._surfaces: dict[int, str] = {}
         self.known = frozenset(known)
         self.sorted = tuple(sorted(self.known))
@@ -88,12 +92,16 @@ class WholeWords:
                 or _has_prefix(self.reversed, backwards) or _has_prefix(art.reversed, backwards))
 
     def allows(self, before: str, after: str, ended: bool, art: ArticleWords) -> bool:
-        """Whether text ``before`` may become ``after`` (``ended``: the headline ends)."""
+        """Whether text ``before`` may become ``after`` (``ended``: the headline ends).
+        With `whole_headline` (full headlines, read left to right) also: no word of 3+
+        letters twice, and no ending before the third word."""
         old, new = WORD.findall(before.lower()), WORD.findall(after.lower())
         same = 0
         while same < min(len(old), len(new)) and old[same] == new[same]:
             same += 1
         open_last = not ended and bool(after) and after[-1].isalnum()
+        if self.whole_headline and ended and len(new) < MIN_WORDS:
+            return False
         # the old last word may be finished by this step: check it again with the new ones
         for k in range(max(0, min(same, len(old) - 1)), len(new)):
             word = new[k]
@@ -102,6 +110,8 @@ class WholeWords:
                 if not self.started(word, art):
                     return False
             elif not self.complete(word, art):
+                return False
+            elif self.whole_headline and len(word) >= 3 and word in new[:k]:
                 return False
         return True
 

@@ -138,3 +138,13 @@ def test_the_penalty_lowers_tokens_that_finish_an_unsupported_name() -> None:
     out = rule.block(logp, [[5, 6, 7, 8], [5, 6, 7, 9]], [art, art])
     assert out[0, EOS] == pytest.approx(-3.0)  # ending finishes "Boston": -1 - 2
     assert out[1, EOS] == pytest.approx(-1.0)  # "Detroit" is in the article
+
+
+def test_a_full_headline_ends_after_three_words_and_repeats_none() -> None:
+    rule = WholeWords(CityPieces(), ["sales", "up", "in", "boston"], whole_headline=True)
+    art = rule.article("Sales were up in Boston", [])
+    assert not rule.allows(" Sales up", " Sales up", True, art)        # two words: too short
+    assert rule.allows(" Sales up in", " Sales up in", True, art)
+    assert not rule.allows(" Sales up in", " Sales up in Sales", True, art)  # "sales" again
+    assert rule.allows(" Sales up", " Sales up up", False, art)        # short words may repeat
+    assert RULE.allows("AOL", "AOL", True, ART)  # off by default (Seq2BF sides, old models)
