@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from training.paths import REPO_ROOT
+from training.repository import shipped
 
 DATA = REPO_ROOT / "tests" / "data"
 SHARED = Path(os.environ.get("NLP_DATA_DIR", REPO_ROOT.parent / "shared" / "data"))
@@ -120,8 +121,7 @@ def test_evaluate_headlines_prints_rouge_p_r_f_as_last_json_line(task):
 def test_compare_of_a_model_with_itself_finds_exactly_no_difference():
     """Both models decode the same articles, so a model against itself differs by zero on
     every article, and the split by phrase inclusion covers every article."""
-    model = str(REPO_ROOT / "model_repository" / "constrained_headline_generator" / "5"
-                / "headline_en.pt")
+    model = str(shipped("constrained_headline_generator", "headline_en.pt"))
     out = run_cli("compare", "constrained-headline", "--data",
                   str(DATA / "headline_en_sample.jsonl"), "--model", model, "--model", model,
                   "--strategy", "seq-b")
@@ -134,7 +134,7 @@ def test_compare_of_a_model_with_itself_finds_exactly_no_difference():
 
 
 def test_compare_needs_two_models():
-    model = str(REPO_ROOT / "model_repository" / "headline_generator" / "4" / "headline_en.pt")
+    model = str(shipped("headline_generator", "headline_en.pt"))
     with pytest.raises(subprocess.CalledProcessError) as failure:
         run_cli("compare", "headline", "--data", str(DATA / "headline_en_sample.jsonl"),
                 "--model", model)
