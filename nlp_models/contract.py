@@ -1,5 +1,6 @@
-"""What each served model answers, as typed records, and their wire format: one JSON string
-per input row in the model's BYTES output (TAGS_JSON, HASHTAGS_JSON, HEADLINES_JSON).
+"""What each served model takes and answers: its tensor names, and its answers as typed
+records with their wire format, one JSON string per input row in the model's BYTES output
+(TAGS_JSON, HASHTAGS_JSON, HEADLINES_JSON).
 
 Both sides of Triton use this module: the models build the records and `to_json` them
 (nlp_models/triton_backend.py), the services parse them back with `*_from_json`
@@ -11,6 +12,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
+
+# Tensor names of the models' config.pbtxt (inputs, then each model's one output).
+TEXT, LANG, ARTICLE, PHRASE, STRATEGY, CANDIDATES = (
+    "TEXT", "LANG", "ARTICLE", "PHRASE", "STRATEGY", "CANDIDATES")
+TAGS_JSON, HASHTAGS_JSON, HEADLINES_JSON = "TAGS_JSON", "HASHTAGS_JSON", "HEADLINES_JSON"
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,20 @@ from dataclasses import replace
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
-from nlp_models.contract import hashtags_to_json, headlines_to_json, tags_to_json
+from nlp_models.contract import (
+    ARTICLE,
+    CANDIDATES,
+    HASHTAGS_JSON,
+    HEADLINES_JSON,
+    LANG,
+    PHRASE,
+    STRATEGY,
+    TAGS_JSON,
+    TEXT,
+    hashtags_to_json,
+    headlines_to_json,
+    tags_to_json,
+)
 from nlp_models.limits import MAX_POST_CHARS
 
 
@@ -82,14 +95,14 @@ class PosTagger:
     def execute(self, requests):
         texts, sizes = [], []
         for request in requests:
-            decoded = string_input(request, "TEXT")
+            decoded = string_input(request, TEXT)
             texts += decoded
             sizes.append(len(decoded))
         cut = [t[:MAX_POST_CHARS] for t in texts]  # longer ones are flagged `truncated`
         out = [tags_to_json(replace(result, truncated=result.truncated or len(short) < len(text)))
                for text, short, result in zip(texts, cut, self.predictor.tag_texts(cut),
                                               strict=True)]
-        return string_responses(out, sizes, "TAGS_JSON")
+        return string_responses(out, sizes, TAGS_JSON)
 
     def finalize(self):
         self.predictor = None
@@ -108,14 +121,14 @@ class HashtagGenerator:
     def execute(self, requests):
         texts, langs, sizes = [], [], []
         for request in requests:
-            batch_texts, batch_langs = string_input(request, "TEXT"), string_input(request, "LANG")
+            batch_texts, batch_langs = string_input(request, TEXT), string_input(request, LANG)
             if len(batch_langs) != len(batch_texts):
                 raise pb_utils.TritonModelException("TEXT and LANG must have the same length")
             texts += batch_texts
             langs += batch_langs
             sizes.append(len(batch_texts))
         out = [hashtags_to_json(r) for r in self.service.generate(texts, langs)]
-        return string_responses(out, sizes, "HASHTAGS_JSON")
+        return string_responses(out, sizes, HASHTAGS_JSON)
 
     def finalize(self):
         self.service = None
@@ -135,13 +148,13 @@ class HeadlineGenerator:
     def execute(self, requests):
         articles, langs, counts, sizes = [], [], [], []
         for request in requests:
-            batch = string_input(request, "ARTICLE")
+            batch = string_input(request, ARTICLE)
             articles += batch
-            langs += string_input(request, "LANG")
-            counts += int_input(request, "CANDIDATES", default=0)
+            langs += string_input(request, LANG)
+            counts += int_input(request, CANDIDATES, default=0)
             sizes.append(len(batch))
         rows = self.service.generate(articles, langs, counts)
-        return string_responses([headlines_to_json(r) for r in rows], sizes, "HEADLINES_JSON")
+        return string_responses([headlines_to_json(r) for r in rows], sizes, HEADLINES_JSON)
 
     def finalize(self):
         self.service = None
@@ -161,15 +174,15 @@ class ConstrainedHeadlineGenerator:
     def execute(self, requests):
         articles, langs, phrases, strategies, counts, sizes = [], [], [], [], [], []
         for request in requests:
-            batch = string_input(request, "ARTICLE")
+            batch = string_input(request, ARTICLE)
             articles += batch
-            langs += string_input(request, "LANG")
-            phrases += string_input(request, "PHRASE")
-            strategies += string_input(request, "STRATEGY", default="")
-            counts += int_input(request, "CANDIDATES", default=0)
+            langs += string_input(request, LANG)
+            phrases += string_input(request, PHRASE)
+            strategies += string_input(request, STRATEGY, default="")
+            counts += int_input(request, CANDIDATES, default=0)
             sizes.append(len(batch))
         rows = self.service.generate(articles, langs, phrases, strategies, counts)
-        return string_responses([headlines_to_json(r) for r in rows], sizes, "HEADLINES_JSON")
+        return string_responses([headlines_to_json(r) for r in rows], sizes, HEADLINES_JSON)
 
     def finalize(self):
         self.service = None

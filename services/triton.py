@@ -22,6 +22,15 @@ import tritonclient.grpc.aio as grpcaio
 from tritonclient.utils import InferenceServerException
 
 from nlp_models.contract import (
+    ARTICLE,
+    CANDIDATES,
+    HASHTAGS_JSON,
+    HEADLINES_JSON,
+    LANG,
+    PHRASE,
+    STRATEGY,
+    TAGS_JSON,
+    TEXT,
     HashtagResult,
     HeadlineResult,
     TagResult,
@@ -36,11 +45,6 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-INPUT = "TEXT"
-OUTPUT = "TAGS_JSON"
-LANG_INPUT = "LANG"
-HASHTAGS_OUTPUT = "HASHTAGS_JSON"
-HEADLINES_OUTPUT = "HEADLINES_JSON"
 
 #: gRPC statuses that mean "Triton or the model is not available right now".
 TRANSIENT_STATUSES = frozenset(
@@ -120,7 +124,7 @@ def int32_input(name: str, values: Sequence[int]) -> grpcclient.InferInput:
 
 
 def make_inputs(texts: Sequence[str]) -> list[grpcclient.InferInput]:
-    return [bytes_input(INPUT, texts)]
+    return [bytes_input(TEXT, texts)]
 
 
 #: gRPC channel options of every Triton client. gRPC's defaults back off reconnection
@@ -199,7 +203,7 @@ class PosTaggerClient(TritonModelClient):
     async def tag(self, texts: Sequence[str]) -> Batch[TagResult]:
         if not texts:
             return Batch([], self.model, "")
-        rows, name, version = await self.infer(make_inputs(texts), OUTPUT, len(texts))
+        rows, name, version = await self.infer(make_inputs(texts), TAGS_JSON, len(texts))
         return Batch([parse_tags_json(r) for r in rows], name, version)
 
 
@@ -213,8 +217,8 @@ class HashtagClient(TritonModelClient):
     async def generate(self, texts: Sequence[str], langs: Sequence[str]) -> Batch[HashtagResult]:
         if not texts:
             return Batch([], self.model, "")
-        inputs = [bytes_input(INPUT, texts), bytes_input(LANG_INPUT, langs)]
-        rows, name, version = await self.infer(inputs, HASHTAGS_OUTPUT, len(texts))
+        inputs = [bytes_input(TEXT, texts), bytes_input(LANG, langs)]
+        rows, name, version = await self.infer(inputs, HASHTAGS_JSON, len(texts))
         return Batch([parse_hashtags_json(r) for r in rows], name, version)
 
 
@@ -230,10 +234,10 @@ class HeadlineClient(TritonModelClient):
         """`candidates`: per article, 1 to 5 (0: the model's configured n_best)."""
         if not articles:
             return Batch([], self.model, "")
-        inputs = [bytes_input("ARTICLE", articles), bytes_input(LANG_INPUT, langs)]
+        inputs = [bytes_input(ARTICLE, articles), bytes_input(LANG, langs)]
         if candidates:
-            inputs.append(int32_input("CANDIDATES", [candidates] * len(articles)))
-        rows, name, version = await self.infer(inputs, HEADLINES_OUTPUT, len(articles), timeout)
+            inputs.append(int32_input(CANDIDATES, [candidates] * len(articles)))
+        rows, name, version = await self.infer(inputs, HEADLINES_JSON, len(articles), timeout)
         return Batch([parse_headlines_json(r) for r in rows], name, version)
 
 
@@ -251,9 +255,9 @@ class ConstrainedHeadlineClient(TritonModelClient):
         """`candidates`: per article, 1 to 5 (0: the model's configured n_best)."""
         if not articles:
             return Batch([], self.model, "")
-        inputs = [bytes_input("ARTICLE", articles), bytes_input(LANG_INPUT, langs),
-                  bytes_input("PHRASE", phrases), bytes_input("STRATEGY", strategies)]
+        inputs = [bytes_input(ARTICLE, articles), bytes_input(LANG, langs),
+                  bytes_input(PHRASE, phrases), bytes_input(STRATEGY, strategies)]
         if candidates:
-            inputs.append(int32_input("CANDIDATES", [candidates] * len(articles)))
-        rows, name, version = await self.infer(inputs, HEADLINES_OUTPUT, len(articles), timeout)
+            inputs.append(int32_input(CANDIDATES, [candidates] * len(articles)))
+        rows, name, version = await self.infer(inputs, HEADLINES_JSON, len(articles), timeout)
         return Batch([parse_headlines_json(r) for r in rows], name, version)
