@@ -122,3 +122,14 @@ def test_config_extra_data_filters_registers(tmp_path):
 def test_selection_weighs_both_dev_sets_equally():
     assert selection_score({"rougeL": 0.3}, None) == 0.3
     assert selection_score({"rougeL": 0.3}, {"rougeL": 0.1}) == 0.2
+
+
+def test_section_labels_are_cut_from_headlines():
+    from training.headline.extra import strip_kicker
+
+    assert strip_kicker("OPINION: The Fed should wait") == ("The Fed should wait", True)
+    assert strip_kicker("Fact check: Trump's claim on jobs") == ("Trump's claim on jobs", True)
+    assert strip_kicker("EXCLUSIVE - Senate deal near") == ("Senate deal near", True)
+    # a label only at the start and followed by its separator; names stay
+    assert strip_kicker("Trump: I will sign the bill") == ("Trump: I will sign the bill", False)
+    assert strip_kicker("Analysis shows rates rise") == ("Analysis shows rates rise", False)

@@ -11,6 +11,10 @@ Rules, in this order, each counted per source (last stdout line is JSON):
 
 * whitespace normalised (runs of spaces/tabs -> one space inside each paragraph, blank
   paragraphs removed; Chinese: the broadcaster's indentation removed);
+* `kicker_removed` (en): a section label in front of the headline ("OPINION: ", "EXCLUSIVE
+  - ", "Fact check: ": `KICKER`) is cut off; the label is not part of the headline (1,403
+  AllSides headlines began with "OPINION:", and a model trained on them opened its
+  headlines for health news with it);
 * `senate_dateline`: Senate "headlines" that are a dateline and the release's first
   sentence ("Washington, D.C. -- Today ..."), not a title: dropped;
 * ALL-CAPS Senate titles are *truecased* (each word takes the casing it has most often
@@ -69,6 +73,10 @@ RESERVED = re.compile(r"\bbbc\b|bbc\.|sogou|搜狗", re.IGNORECASE)
 _SPACES = re.compile(r"[ \t\u00a0\u2000-\u200b\u3000]+")
 _DATELINE = re.compile(r"^\s*washington,?\s*d\.?\s*c\.?\s*[-\u2013\u2014:]", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019&-]*")
+KICKER = re.compile(
+    r"^(?:opinion|exclusive|breaking(?: news)?|analysis|fact[ -]check|the memo|watch|video|"
+    r"editorial|commentary|op-ed|live|update|perspective|column|review)\s*[:|\u2013\u2014-]\s+",
+    re.IGNORECASE)
 _STOP = frozenset("a an the of in on at to for and or but by with from as is are was be his "
                   "her its their it that this".split())
 
@@ -80,6 +88,12 @@ def normalise_text(text: str, lang: str) -> str:
 
 def normalise_headline(text: str) -> str:
     return " ".join(text.split())
+
+
+def strip_kicker(headline: str) -> tuple[str, bool]:
+    """The headline without a leading section label (`KICKER`), and whether it had one."""
+    cut = KICKER.sub("", headline, count=1)
+    return cut, cut != headline
 
 
 def is_new(headline: str, article: str, seen: set, heads: set, arts: set, counts,
@@ -261,7 +275,9 @@ def convert_en(extra: Path, existing: Path, counts: Counts, log=print) -> tuple[
             if i and i % 20000 == 0:
                 log(f"en/{name}: {i} read", file=sys.stderr, flush=True)
             article = normalise_text(r.get("article") or "", "en")
-            headline = normalise_headline(r.get("headline") or "")
+            headline, kicker = strip_kicker(normalise_headline(r.get("headline") or ""))
+            if kicker:
+                counts.add(name, "kicker_removed")
             orig = None
             if RESERVED.search(r.get("source", "")) or RESERVED.search(r.get("id", "")):
                 counts.add(name, "dropped_reserved_source")
