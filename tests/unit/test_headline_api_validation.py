@@ -104,7 +104,7 @@ def test_failures_map_to_grpc_statuses(exc, code):
 
 TRACE = ("StatusCode.INTERNAL: Failed to process the request(s) for model "
          "'headline_generator_0', message: ValueError: torch.cat(): expected a non-empty list"
-         "\n\nAt:\n  /work/wt-api/training/headline/encoder.py(134): _recurrent\n")
+         "\n\nAt:\n  /work/wt-api/nlp_models/headline/encoder.py(134): _recurrent\n")
 
 
 @pytest.mark.parametrize("exc", [ModelError(TRACE), RuntimeError(TRACE), RetryGaveUp(TRACE),
