@@ -249,9 +249,14 @@ def _card(spec: ModelSpec, mdir: ModelDir, serving: int, version: int, checkpoin
     test = score_sets(spec, {"candidate": checkpoint}, test_sets,
                       options.gate_size or spec.gate_size)
     entry = file_entry(checkpoint)
+    before = files.get(filename, {})
+    same = before.get("sha256") == entry["sha256"]  # the serving weights again (new code)
     files[filename] = {
-        "bytes": entry["bytes"], "sha256": entry["sha256"], "source": candidate,
-        "training": read_run(checkpoint) or {"note": f"no run.json next to {candidate}"},
+        "bytes": entry["bytes"], "sha256": entry["sha256"],
+        "source": before.get("source", candidate) if same else candidate,
+        "training": (read_run(checkpoint) or (before.get("training") if same else None)
+                     or {"note": f"no run.json next to {candidate}"}),
+        **({"republished_from": serving} if same else {}),
         "metrics": {"dev": {n: s["candidate"] for n, s in result["gate"]["sets"].items()},
                     "test": {n: s["candidate"] for n, s in test.items()}},
     }

@@ -104,6 +104,10 @@ def test_publish_writes_the_next_version_with_a_card_and_rollback_returns(
     entry = card["files"]["pos_tagger.pt"]
     assert entry["bytes"] == shipped.stat().st_size and len(entry["sha256"]) == 64
     assert set(entry["metrics"]["dev"]) == {"ritter40[:40]", "daily60[:60]"}
+    # the serving weights again: their provenance is carried over, not lost
+    before = json.loads((mdir.version_dir(serving) / "card.json").read_text())
+    assert entry["training"] == before["files"]["pos_tagger.pt"]["training"]
+    assert entry["republished_from"] == serving
     # the version carries the checkout's serving code, byte for byte as bundled now
     fresh = bundle_serving_code(repository)  # any directory: the bundle is deterministic
     code = mdir.version_dir(serving + 1) / SERVING_CODE
