@@ -17,6 +17,7 @@ runs the same interpreter build. No ``EXECUTION_ENV_PATH`` in model configs is n
 
 from __future__ import annotations
 
+import fcntl
 import filecmp
 import importlib.util
 import os
@@ -37,9 +38,11 @@ from services.settings import REPO_ROOT, Settings
 SERVING_REQUIREMENTS = REPO_ROOT / "nlp_models" / "requirements.txt"
 
 
-def serving_venv(settings: Settings) -> Path:
-    """The serving-only venv the stub runs (see the module docstring)."""
-    return settings.state_dir / Triton.name / "serving-venv"
+def serving_venv(settings: Settings | None = None) -> Path:
+    """The serving-only venv the stub runs (see the module docstring): one per checkout,
+    `.serving-venv` beside `.venv` (about 3 GB with torch), shared by every state dir, so
+    test stacks with their own state dirs do not install it again."""
+    return REPO_ROOT / ".serving-venv"
 
 
 def run(cmd: list[str], what: str) -> None:
@@ -128,17 +131,21 @@ class Triton(Server):
         model that imports anything else fails here as it would in production. Each model
         version brings its own code (nlp_models.zip). Installed once (pip's cache makes it a
         copy of the wheels .venv already has); reinstalled when the requirements change."""
-        venv = serving_venv(self.settings)
+        venv = serving_venv()
         python = venv / "bin" / "python"
         stamp = venv / "requirements.txt"
         wanted = SERVING_REQUIREMENTS.read_text()
-        if python.exists() and stamp.exists() and stamp.read_text() == wanted:
-            return venv / "bin"
-        print(f"triton: installing the serving requirements into {venv} (once)", flush=True)
-        run([sys._base_executable, "-m", "venv", "--clear", str(venv)], "create the serving venv")
-        run([str(python), "-m", "pip", "install", "-q", "-r", str(SERVING_REQUIREMENTS)],
-            "install nlp_models/requirements.txt into the serving venv")
-        stamp.write_text(wanted)
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        with open(REPO_ROOT / ".serving-venv.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # stacks prepared at once install it once
+            if python.exists() and stamp.exists() and stamp.read_text() == wanted:
+                return venv / "bin"
+            print(f"triton: installing the serving requirements into {venv} (once)", flush=True)
+            run([sys._base_executable, "-m", "venv", "--clear", str(venv)],
+                "create the serving venv")
+            run([str(python), "-m", "pip", "install", "-q", "-r", str(SERVING_REQUIREMENTS)],
+                "install nlp_models/requirements.txt into the serving venv")
+            stamp.write_text(wanted)
         return venv / "bin"
 
     def environment(self) -> dict[str, str]:
