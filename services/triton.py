@@ -21,16 +21,8 @@ import tritonclient.grpc as grpcclient
 import tritonclient.grpc.aio as grpcaio
 from tritonclient.utils import InferenceServerException
 
+from nlp_models import contract
 from nlp_models.contract import (
-    ARTICLE,
-    CANDIDATES,
-    HASHTAGS_JSON,
-    HEADLINES_JSON,
-    LANG,
-    PHRASE,
-    STRATEGY,
-    TAGS_JSON,
-    TEXT,
     HashtagResult,
     HeadlineResult,
     TagResult,
@@ -88,7 +80,7 @@ def is_transient(exc: BaseException) -> bool:
 
 
 def parse_tags_json(raw: bytes | str) -> TagResult:
-    """One ``TAGS_JSON`` element (nlp_models/contract.py); ModelError if malformed."""
+    """One ``contract.TAGS_JSON`` element (nlp_models/contract.py); ModelError if malformed."""
     return _parsed(tags_from_json, raw)
 
 
@@ -124,7 +116,7 @@ def int32_input(name: str, values: Sequence[int]) -> grpcclient.InferInput:
 
 
 def make_inputs(texts: Sequence[str]) -> list[grpcclient.InferInput]:
-    return [bytes_input(TEXT, texts)]
+    return [bytes_input(contract.TEXT, texts)]
 
 
 #: gRPC channel options of every Triton client. gRPC's defaults back off reconnection
@@ -203,7 +195,7 @@ class PosTaggerClient(TritonModelClient):
     async def tag(self, texts: Sequence[str]) -> Batch[TagResult]:
         if not texts:
             return Batch([], self.model, "")
-        rows, name, version = await self.infer(make_inputs(texts), TAGS_JSON, len(texts))
+        rows, name, version = await self.infer(make_inputs(texts), contract.TAGS_JSON, len(texts))
         return Batch([parse_tags_json(r) for r in rows], name, version)
 
 
@@ -217,8 +209,8 @@ class HashtagClient(TritonModelClient):
     async def generate(self, texts: Sequence[str], langs: Sequence[str]) -> Batch[HashtagResult]:
         if not texts:
             return Batch([], self.model, "")
-        inputs = [bytes_input(TEXT, texts), bytes_input(LANG, langs)]
-        rows, name, version = await self.infer(inputs, HASHTAGS_JSON, len(texts))
+        inputs = [bytes_input(contract.TEXT, texts), bytes_input(contract.LANG, langs)]
+        rows, name, version = await self.infer(inputs, contract.HASHTAGS_JSON, len(texts))
         return Batch([parse_hashtags_json(r) for r in rows], name, version)
 
 
@@ -234,10 +226,11 @@ class HeadlineClient(TritonModelClient):
         """`candidates`: per article, 1 to 5 (0: the model's configured n_best)."""
         if not articles:
             return Batch([], self.model, "")
-        inputs = [bytes_input(ARTICLE, articles), bytes_input(LANG, langs)]
+        inputs = [bytes_input(contract.ARTICLE, articles), bytes_input(contract.LANG, langs)]
         if candidates:
-            inputs.append(int32_input(CANDIDATES, [candidates] * len(articles)))
-        rows, name, version = await self.infer(inputs, HEADLINES_JSON, len(articles), timeout)
+            inputs.append(int32_input(contract.CANDIDATES, [candidates] * len(articles)))
+        rows, name, version = await self.infer(inputs, contract.HEADLINES_JSON, len(articles),
+                                               timeout)
         return Batch([parse_headlines_json(r) for r in rows], name, version)
 
 
@@ -255,9 +248,10 @@ class ConstrainedHeadlineClient(TritonModelClient):
         """`candidates`: per article, 1 to 5 (0: the model's configured n_best)."""
         if not articles:
             return Batch([], self.model, "")
-        inputs = [bytes_input(ARTICLE, articles), bytes_input(LANG, langs),
-                  bytes_input(PHRASE, phrases), bytes_input(STRATEGY, strategies)]
+        inputs = [bytes_input(contract.ARTICLE, articles), bytes_input(contract.LANG, langs),
+                  bytes_input(contract.PHRASE, phrases), bytes_input(contract.STRATEGY, strategies)]
         if candidates:
-            inputs.append(int32_input(CANDIDATES, [candidates] * len(articles)))
-        rows, name, version = await self.infer(inputs, HEADLINES_JSON, len(articles), timeout)
+            inputs.append(int32_input(contract.CANDIDATES, [candidates] * len(articles)))
+        rows, name, version = await self.infer(inputs, contract.HEADLINES_JSON, len(articles),
+                                               timeout)
         return Batch([parse_headlines_json(r) for r in rows], name, version)
