@@ -33,9 +33,13 @@ class Hypothesis:
     finished: bool  # ended properly (else cut at max_len)
     alpha: float
 
+    def length_penalty(self) -> float:
+        """GNMT's ((5 + n) / 6) ** alpha, n counting the end token."""
+        return ((5 + len(self.tokens) + 1) / 6) ** self.alpha
+
     @property
     def score(self) -> float:
-        return self.logprob / ((5 + len(self.tokens) + 1) / 6) ** self.alpha
+        return self.logprob / self.length_penalty()
 
 
 class Search(Protocol):

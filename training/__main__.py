@@ -6,6 +6,8 @@
         [--variant transformer|softbase|hardbase|soft|hard] [--similarity euclidean|...]
         [--copy] [--train-file FILE] [--dev-ood-file FILE] [--max-minutes N]
     python -m training evaluate hashtag --data FILE.jsonl --lang en|zh [--model PATH]
+        [--prior-weight W] [--predictions FILE]
+    python -m training tune hashtag --checkpoint CKPT --dev FILE [--dev FILE] --out TUNED.pt
     python -m training baseline hashtag --data FILE.jsonl --lang en|zh
     python -m training evaluate pos --data FILE.conll --tagset ptb|ark [--model PATH]
     python -m training baseline pos --data FILE.conll --tagset ptb|ark
@@ -105,6 +107,9 @@ def main(argv: list[str] | None = None) -> None:
     p_eval.add_argument("--unsupported-penalty", type=float, metavar="X",
                         help="headline (English): log-probability a name the article lacks "
                              "costs in the beam (default: the checkpoint's)")
+    p_eval.add_argument("--prior-weight", type=float, metavar="W",
+                        help="hashtag: re-rank with log p(y|post) - W log p(y|empty post) "
+                        "(default: the checkpoint's, set by `tune hashtag`)")
     p_eval.add_argument("--allow-repeats", action="store_true",
                         help="headlines: switch off the rules that no English word and no "
                              "Chinese character trigram is generated twice (to measure "
@@ -184,6 +189,17 @@ def main(argv: list[str] | None = None) -> None:
                       help="also store the faithfulness penalty decoding applies to names the "
                            "article lacks (wholewords.py; 0 = off)")
 
+    p_tune = sub.add_parser("tune", help="hashtag: choose the served prior weight and "
+                            "threshold on dev sets; writes a checkpoint carrying them")
+    p_tune.add_argument("task", choices=["hashtag"])
+    p_tune.add_argument("--checkpoint", required=True, help="e.g. runs/<run>/best.pt")
+    p_tune.add_argument("--dev", action="append", required=True, metavar="FILE",
+                        help="dev JSONL (repeat: in-distribution and held-out-source dev)")
+    p_tune.add_argument("--out", required=True, help="e.g. runs/<run>/tuned.pt")
+    p_tune.add_argument("--beam", type=int, default=4, help="the serving beam (default 4)")
+    p_tune.add_argument("--posts", type=int, default=1000, help="first N posts of each file")
+    p_tune.add_argument("--threads", type=int, default=2, help="torch threads")
+
     p_emb = sub.add_parser("embeddings", help="pos: word2vec on unlabeled tweets (gensim)")
     p_emb.add_argument("task", choices=["pos"])
     p_emb.add_argument("--out", default=str(REPO_ROOT / "runs" / "embeddings" /
@@ -230,7 +246,8 @@ def main(argv: list[str] | None = None) -> None:
         from training.hashtag.evaluate import evaluate as evaluate_hashtag
 
         print(json.dumps(evaluate_hashtag(args.data, args.lang, args.model, args.beam or 20,
-                                          args.n_best, args.predictions, args.threads)))
+                                          args.n_best, args.predictions, args.threads,
+                                          args.prior_weight), ensure_ascii=False))
     elif args.command == "evaluate":
         from training.pos.evaluate import evaluate
 
@@ -253,6 +270,11 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(add_word_list(args.checkpoint, args.out,
                                        args.train_data or default_training_files("en"),
                                        args.unsupported_penalty)))
+    elif args.command == "tune":
+        from training.hashtag.tune import tune
+
+        print(json.dumps(tune(args.checkpoint, args.dev, args.out, args.beam, args.posts,
+                              args.threads), ensure_ascii=False))
     elif args.command == "embeddings":
         from training.pos.embeddings import train_embeddings
 

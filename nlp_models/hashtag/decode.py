@@ -17,7 +17,7 @@ import torch
 
 from nlp_models.beam import Hypothesis, expand
 from nlp_models.beam import beam_search as run_beam
-from nlp_models.hashtag.model import CopySource, SegTrm
+from nlp_models.hashtag.model import CopySource, SegTrm, pad
 from nlp_models.hashtag.vocab import PAD, SEG, SEP, UNK, S
 
 # alpha of GNMT's length penalty ((5 + n) / 6) ** alpha. Chosen on dev posts 1000-1399 (not
@@ -89,3 +89,18 @@ def greedy(model: SegTrm, ids: torch.Tensor, segs: torch.Tensor,
            max_len: int | None = None) -> list[list[int]]:
     """Fast argmax decoding for dev-set model selection during training."""
     return [h[0].tokens for h in beam_search(model, ids, segs, beam=1, n_best=1, max_len=max_len)]
+
+
+@torch.no_grad()
+def sequence_log_probs(model: SegTrm, ids: torch.Tensor, segs: torch.Tensor,
+                       sequences: list[list[int]]) -> torch.Tensor:
+    """log p(sequence [SEP] | post) of one given token sequence per source row (B, L): (B,).
+    The same quantity beam search accumulates, computed by teacher forcing."""
+    model.eval()
+    targets = pad([s + [SEP] for s in sequences])
+    y_in = pad([[S] + s for s in sequences])
+    real = targets != PAD
+    logp = model.target_log_probs(ids, segs, y_in, real)
+    per_token = torch.zeros(targets.shape)
+    per_token[real] = logp.gather(1, targets[real][:, None]).squeeze(1)
+    return per_token.sum(1)

@@ -337,28 +337,29 @@ class SegTrm(nn.Module):
             h, a, p_gen, src_ids = h[rows], a[rows], p_gen[rows], src_ids[rows]
         return CopyHead.mix(self.logits(h).softmax(-1), a, p_gen, src_ids)
 
-    def forward(self, ids: torch.Tensor, segs: torch.Tensor, y_in: torch.Tensor,
-                targets: torch.Tensor, label_smoothing: float = 0.0) -> torch.Tensor:
-        """Teacher-forced loss: source (B, L), decoder input [S] y1.. (B, T), targets (B, T).
-
-        Without copying, logits are computed only where there is a target: the vocabulary
-        projection is the largest matrix product in training, and padding would be a third
-        of it. With copying, label smoothing is applied to the mixed distribution, as
-        cross_entropy applies it to the softmax.
-        """
+    def target_log_probs(self, ids: torch.Tensor, segs: torch.Tensor, y_in: torch.Tensor,
+                         real: torch.Tensor) -> torch.Tensor:
+        """Teacher-forced log-distributions of the next token at the target positions set in
+        the bool mask `real` (B, T), for source (B, L) and decoder input [S] y1.. (B, T):
+        (R, V), R = real.sum(). Only real positions are projected onto the vocabulary: the
+        projection is the largest matrix product, and padding would be a third of it."""
         enc = self.encode(ids, segs)
         mem, mem_valid = self.memory(enc, ids)
         h, _ = self.decode_step(y_in, 0, None, self.cross_keys_values(mem), mem_valid)
-        real = targets != PAD
         if self.copy is None:
-            return F.cross_entropy(self.logits(h[real]), targets[real],
-                                   label_smoothing=label_smoothing)
+            return self.logits(h[real]).log_softmax(-1)
         src = self.copy_source(enc, ids)
         p = self.copy_probs(h, y_in, self.copy.keys(src.states), src, real)
-        logp = p.clamp_min(1e-12).log()  # a token neither generated nor copyable has p = 0
+        return p.clamp_min(1e-12).log()  # a token neither generated nor copyable has p = 0
+
+    def forward(self, ids: torch.Tensor, segs: torch.Tensor, y_in: torch.Tensor,
+                targets: torch.Tensor, label_smoothing: float = 0.0) -> torch.Tensor:
+        """Teacher-forced loss: source (B, L), decoder input [S] y1.. (B, T), targets (B, T),
+        label-smoothed as F.cross_entropy smooths (with copying: the mixed distribution)."""
+        real = targets != PAD
+        logp = self.target_log_probs(ids, segs, y_in, real)
         nll = -logp.gather(1, targets[real][:, None]).squeeze(1)
         return ((1 - label_smoothing) * nll - label_smoothing * logp.mean(-1)).mean()
-
 
 def pad(rows: list[list[int]]) -> torch.Tensor:
     width = max(len(r) for r in rows)

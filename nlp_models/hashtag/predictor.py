@@ -3,6 +3,20 @@
 Used by `training evaluate hashtag`, the benchmark and the Triton model, so the three can
 never disagree. Checkpoints hold the config, the vocabulary and fp16 weights (compute runs in
 fp32: CPU fp16 matmuls are slow).
+
+Scores. Beam search ranks by log p(y | post); the frequent one-token training tags (`tbt`,
+`repost`) have a high probability whatever the post says, so a wide beam ends on them.
+With `prior_weight` λ > 0 the beam's hypotheses are re-ranked by
+
+    score(y) = log p(y | post) - λ log p(y | empty post)
+
+(length-normalised as the beam ranks), the "anti-language-model" of Li et al. 2016 (A
+Diversity-Promoting Objective Function for Neural Conversation Models): the same model given
+an empty post says what it says regardless of the post, and a hashtag whose probability the
+post does not raise loses its head start. A copied word of the post has a low probability
+without the post, so copying gains. λ and the served threshold `min_score` (hashtags of a
+sequence scoring below it are not shown) are chosen on dev sets and stored in the
+checkpoint's meta by `python -m training tune hashtag`.
 """
 
 from __future__ import annotations
@@ -12,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from nlp_models.hashtag.decode import Hypothesis, beam_search
+from nlp_models.hashtag.decode import Hypothesis, beam_search, sequence_log_probs
 from nlp_models.hashtag.model import SegTrm, SegTrmConfig, encode_sources
 from nlp_models.hashtag.text import join_words, normalize_hashtag, split_generated
 from nlp_models.hashtag.vocab import Vocab, from_state
@@ -25,15 +39,33 @@ class Generated:
     """One post's output: the best sequence's hashtags and a ranked, de-duplicated list."""
 
     best: list[list[str]]  # hashtags of the top sequence, each a list of words
-    # Hashtags of all n-best sequences in sequence rank order, each with the log-probability
-    # of the first (highest-ranked) sequence that contains it.
+    # Hashtags of all n-best sequences in sequence rank order, each with the score (see the
+    # module doc; the log-probability when prior_weight is 0) of the first (highest-ranked)
+    # sequence that contains it.
     ranked: list[tuple[list[str], float]]
     truncated: bool
     lang: str
 
-    def hashtags(self) -> list[tuple[str, float]]:
-        """For output: (hashtag as one string, score), best first."""
-        return [(join_words(words, self.lang), score) for words, score in self.ranked]
+    def hashtags(self, min_score: float | None = None) -> list[tuple[str, float]]:
+        """For output: (hashtag as one string, score), best first, those scoring below
+        `min_score` left out."""
+        return [(join_words(words, self.lang), score) for words, score in self.ranked
+                if min_score is None or score >= min_score]
+
+
+@dataclass
+class Candidate:
+    """A beam hypothesis with log p(y | empty post) (`prior`; 0 when not computed)."""
+
+    hyp: Hypothesis
+    prior: float
+
+    def score(self, weight: float) -> float:
+        return self.hyp.logprob - weight * self.prior
+
+    def rank_key(self, weight: float) -> tuple[bool, float]:
+        """As the beam ranks: ended hypotheses first, then by length-normalised score."""
+        return self.hyp.finished, self.score(weight) / self.hyp.length_penalty()
 
 
 def save_checkpoint(path: str | Path, model: SegTrm, vocab: Vocab, lang: str, meta: dict) -> None:
@@ -54,27 +86,53 @@ class HashtagPredictor:
         self.model = SegTrm(self.cfg)
         self.model.load_state_dict({k: v.float() for k, v in state["model"].items()})
         self.model.eval().requires_grad_(False)
+        self.prior_weight: float = self.meta.get("prior_weight", 0.0)
+        self.min_score: float | None = self.meta.get("min_score")
 
-    def generate(self, texts: list[str], beam: int = 4, n_best: int = 1) -> list[Generated]:
-        out: list[Generated] = []
+    def generate(self, texts: list[str], beam: int = 4, n_best: int = 1,
+                 prior_weight: float | None = None) -> list[Generated]:
+        """Per text, the n_best sequences' hashtags. `prior_weight` overrides the
+        checkpoint's λ; with λ > 0 all `beam` hypotheses are re-ranked, then cut to n_best."""
+        weight = self.prior_weight if prior_weight is None else prior_weight
+        found, truncated = self.candidates(texts, beam, max(beam, n_best) if weight else n_best,
+                                           with_prior=bool(weight))
+        return [self.result(c, weight, n_best, t) for c, t in zip(found, truncated, strict=True)]
+
+    def candidates(self, texts: list[str], beam: int, n_best: int,
+                   with_prior: bool) -> tuple[list[list[Candidate]], list[bool]]:
+        """Per text its n_best beam hypotheses (with their empty-post log-probabilities when
+        `with_prior`), and whether the text was cut to max_source tokens."""
+        found: list[list[Candidate]] = []
+        cut: list[bool] = []
         for i in range(0, len(texts), MAX_BATCH):
-            chunk = texts[i : i + MAX_BATCH]
-            ids, segs, truncated = encode_sources(chunk, self.vocab, self.cfg)
+            ids, segs, truncated = encode_sources(texts[i : i + MAX_BATCH], self.vocab, self.cfg)
             hyps = beam_search(self.model, ids, segs, beam=beam, n_best=n_best)
-            out += [self._result(h, bool(t)) for h, t in zip(hyps, truncated, strict=True)]
-        return out
+            flat = [h for post in hyps for h in post]
+            prior = iter(self._empty_post_log_probs([h.tokens for h in flat]).tolist()
+                         if with_prior and flat else [0.0] * len(flat))
+            found += [[Candidate(h, next(prior)) for h in post] for post in hyps]
+            cut += truncated.tolist()
+        return found, cut
 
-    def _result(self, hyps: list[Hypothesis], truncated: bool) -> Generated:
+    def _empty_post_log_probs(self, sequences: list[list[int]]) -> torch.Tensor:
+        ids, segs, _ = encode_sources([""], self.vocab, self.cfg)
+        n = len(sequences)
+        return sequence_log_probs(self.model, ids.expand(n, -1), segs.expand(n, -1), sequences)
+
+    def result(self, candidates: list[Candidate], weight: float, n_best: int,
+               truncated: bool) -> Generated:
+        """One post's output from its candidates ranked with prior weight `weight`."""
+        ranked = sorted(candidates, key=lambda c: c.rank_key(weight), reverse=True)[:n_best]
         seen: dict[str, tuple[list[str], float]] = {}
         best: list[list[str]] = []
-        for rank, h in enumerate(hyps):
-            tags = split_generated(self.vocab.decode_words(h.tokens))
+        for rank, c in enumerate(ranked):
+            tags = split_generated(self.vocab.decode_words(c.hyp.tokens))
             if rank == 0:
                 best = _unique(tags)
             for words in tags:
                 key = normalize_hashtag("".join(words))
                 if key and key not in seen:
-                    seen[key] = (words, h.logprob)
+                    seen[key] = (words, c.score(weight))
         return Generated(best, list(seen.values()), truncated, self.lang)
 
 

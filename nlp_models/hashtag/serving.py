@@ -4,7 +4,9 @@ Kept out of model.py (the Triton entry point) so the benchmark's in-process path
 served path run exactly the same code. A post is routed to the model of its language;
 an empty language is guessed from the script (mostly CJK -> zh, else en); any other
 language gets status "unsupported_language" and no hashtags rather than English guesses.
-Hashtags matching the version's `blocklist.txt` (see blocklist.py) are dropped and counted.
+Hashtags scoring below the checkpoint's threshold (`min_score`, chosen on dev by
+`training tune hashtag`) are not shown; those matching the version's `blocklist.txt` (see
+blocklist.py) are dropped and counted in `blocked`.
 """
 
 from __future__ import annotations
@@ -48,9 +50,10 @@ class HashtagService:
                 results[i] = HashtagResult((), resolved, "unsupported_language", False)
         for lang, idx in by_lang.items():
             cut = [texts[i][:MAX_POST_CHARS] for i in idx]
-            outputs = self.predictors[lang].generate(cut, beam=self.beam, n_best=self.n_best)
+            predictor = self.predictors[lang]
+            outputs = predictor.generate(cut, beam=self.beam, n_best=self.n_best)
             for i, short, out in zip(idx, cut, outputs, strict=True):
-                generated = out.hashtags()
+                generated = out.hashtags(predictor.min_score)
                 kept = tuple((t, round(s, 4)) for t, s in generated
                              if not self.blocklist.blocks(t))
                 results[i] = HashtagResult(kept, lang, "ok",

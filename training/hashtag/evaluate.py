@@ -18,8 +18,10 @@ whether one of their reference hashtags occurs in the text (normalized, see
 
 Collapse onto a few training favourites shows in `distinct_best` (how many different best
 sequences) and `top_share` (the share of posts whose best sequence is the most frequent
-one). `--predictions` writes one JSON line per post (`text`, `references`, `generated`: the
-best sequence's hashtags, joined as served) so anyone can read what the model says.
+one). The checkpoint's prior weight λ re-ranks the beam (predictor.py); `shown` is what
+serving would show with the checkpoint's threshold (tune.py). `--predictions` writes one
+JSON line per post (`text`, `references`, `generated`: the best sequence's hashtags, joined
+as served) so anyone can read what the model says.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from pathlib import Path
 from nlp_models.hashtag.predictor import Generated, HashtagPredictor
 from nlp_models.hashtag.text import join_words, normalize_hashtag
 from training.hashtag.data import Pair, read_pairs
-from training.hashtag.metrics import score
+from training.hashtag.metrics import gold_keys, hashtag_key, score
 from training.repository import shipped
 
 
@@ -44,10 +46,14 @@ def shipped_checkpoint(lang: str) -> Path:
 
 
 def evaluate(data: str, lang: str, model: str | None = None, beam: int = 20,
-             n_best: int = 10, predictions: str | None = None, threads: int = 2) -> dict:
+             n_best: int = 10, predictions: str | None = None, threads: int = 2,
+             prior_weight: float | None = None) -> dict:
     """Scores as JSON-able dict. `threads`: torch threads; 1 when the CPUs are shared (two
-    threads on an oversubscribed 2-core machine wait on each other at every operation)."""
+    threads on an oversubscribed 2-core machine wait on each other at every operation).
+    `prior_weight`: overrides the checkpoint's (predictor.py)."""
     predictor = HashtagPredictor(model or shipped_checkpoint(lang), threads=threads)
+    if prior_weight is not None:
+        predictor.prior_weight = prior_weight
     if predictor.lang != lang:
         raise SystemExit(f"{model} is a {predictor.lang!r} model, but --lang is {lang!r}")
     pairs = read_pairs(data)
@@ -57,7 +63,8 @@ def evaluate(data: str, lang: str, model: str | None = None, beam: int = 20,
         outputs += predictor.generate(chunk, beam=beam, n_best=n_best)
         print(f"\r{len(outputs)}/{len(pairs)} posts", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    result = {**_score(outputs, pairs, lang), **collapse(outputs)}
+    result = {**_score(outputs, pairs, lang), **collapse(outputs),
+              "shown": shown(outputs, pairs, lang, predictor.min_score)}
     if predictions:
         write_predictions(predictions, outputs, pairs, lang)
     long_post = [_segments(predictor, p.text) > predictor.cfg.top_k for p in pairs]
@@ -67,7 +74,8 @@ def evaluate(data: str, lang: str, model: str | None = None, beam: int = 20,
     result["by_presence"] = _halves(outputs, pairs, lang, present,
                                     "no_hashtag_in_text", "a_hashtag_in_text")
     return {**result, "model": predictor.meta.get("run", str(model)), "beam": beam,
-            "n_best": n_best, "seconds": round(time.time() - t0, 1)}
+            "n_best": n_best, "prior_weight": predictor.prior_weight,
+            "seconds": round(time.time() - t0, 1)}
 
 
 def collapse(outputs: list[Generated]) -> dict:
@@ -77,6 +85,24 @@ def collapse(outputs: list[Generated]) -> dict:
     counts = Counter(tuple(map(tuple, o.best)) for o in outputs)
     top = counts.most_common(1)[0][1] if counts else 0
     return {"distinct_best": len(counts), "top_share": round(top / max(len(outputs), 1), 4)}
+
+
+def shown(outputs: list[Generated], pairs: list[Pair], lang: str,
+          min_score: float | None) -> dict:
+    """What serving would show with the checkpoint's threshold: the best sequence's
+    hashtags when its score reaches `min_score`. `posts` is the share of posts that get any,
+    precision/recall/f1 are micro-averaged over shown and reference hashtags."""
+    total = right = posts = 0
+    for o, p in zip(outputs, pairs, strict=True):
+        if o.best and (min_score is None or o.ranked[0][1] >= min_score):
+            keys = {hashtag_key(words, lang) for words in o.best}
+            total, posts = total + len(keys), posts + 1
+            right += len(keys & gold_keys(p.hashtags, lang))
+    gold = sum(len(gold_keys(p.hashtags, lang)) for p in pairs)
+    precision, recall = right / max(total, 1), right / max(gold, 1)
+    return {"min_score": min_score, "posts": round(posts / max(len(pairs), 1), 4),
+            "precision": round(precision, 4), "recall": round(recall, 4),
+            "f1": round(2 * precision * recall / (precision + recall), 4) if right else 0.0}
 
 
 def write_predictions(path: str, outputs: list[Generated], pairs: list[Pair], lang: str) -> None:

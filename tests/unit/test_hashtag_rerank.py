@@ -1,0 +1,104 @@
+"""Re-ranking the beam against the empty-post prior, and the served confidence threshold."""
+
+import pytest
+import torch
+
+from nlp_models.beam import Hypothesis
+from nlp_models.hashtag.decode import HashtagSearch, sequence_log_probs
+from nlp_models.hashtag.model import SegTrm, SegTrmConfig, layout
+from nlp_models.hashtag.predictor import Candidate, Generated, HashtagPredictor, save_checkpoint
+from nlp_models.hashtag.serving import HashtagService
+from nlp_models.hashtag.vocab import SEP, CharVocab
+from training.hashtag.data import pad
+from training.hashtag.tune import choose_threshold, choose_weight
+
+TINY = dict(vocab_size=40, d_model=16, n_heads=2, d_ff=32, enc_layers=1, dec_layers=1,
+            segment_len=3, top_k=2, max_source=12, max_target=8, dropout=0.0)
+CHARS = [chr(0x4E00 + i) for i in range(34)]  # ids 6..39 of a CharVocab
+
+
+def model(copy: bool) -> SegTrm:
+    torch.manual_seed(0)
+    return SegTrm(SegTrmConfig(**{**TINY, "copy": copy})).eval()
+
+
+@pytest.mark.parametrize("copy", [False, True])
+def test_teacher_forced_log_prob_equals_the_sum_of_the_beams_cached_steps(copy):
+    m = model(copy)
+    rows = [layout(list(range(10, 10 + n)), m.cfg) for n in (7, 2)]
+    ids, segs = pad([r[0] for r in rows]), pad([r[1] for r in rows])
+    sequences = [[12, 30, 11], [31]]
+    forced = sequence_log_probs(m, ids, segs, sequences)
+    for post, tokens in enumerate(sequences):
+        search = HashtagSearch(m, ids[post : post + 1], segs[post : post + 1], beam=1)
+        total, prev = 0.0, None
+        for tok in [*tokens, SEP]:
+            total += search.step(prev)[0, tok].item()
+            prev = torch.tensor([tok])
+        assert forced[post].item() == pytest.approx(total, abs=1e-4)
+
+
+def candidate(tokens, logprob, prior) -> Candidate:
+    return Candidate(Hypothesis(tokens, logprob, True, 0.6), prior)
+
+
+def test_the_prior_weight_moves_a_favourite_below_what_the_post_raised():
+    favourite = candidate([7], logprob=-1.0, prior=-1.2)  # likely with or without the post
+    specific = candidate([8], logprob=-2.0, prior=-9.0)  # likely only given the post
+    assert max([favourite, specific], key=lambda c: c.rank_key(0.0)) is favourite
+    assert max([favourite, specific], key=lambda c: c.rank_key(0.5)) is specific
+    assert specific.score(0.5) == pytest.approx(-2.0 + 4.5)
+
+
+def test_generate_reranks_all_beams_then_keeps_n_best(tmp_path):
+    save_checkpoint(tmp_path / "m.pt", model(True), CharVocab(CHARS), "zh", {})
+    predictor = HashtagPredictor(tmp_path / "m.pt")
+    text = ["一丁七万丈三上下"]
+    plain = predictor.generate(text, beam=4, n_best=1)[0]
+    assert plain.ranked[0][1] == pytest.approx(
+        predictor.candidates(text, 4, 1, with_prior=False)[0][0][0].hyp.logprob)
+    found = predictor.candidates(text, 4, 4, with_prior=True)[0][0]
+    for weight in (0.5, 1.0):
+        best = max(found, key=lambda c: c.rank_key(weight))
+        out = predictor.generate(text, beam=4, n_best=1, prior_weight=weight)[0]
+        assert out.ranked[0][1] == pytest.approx(best.score(weight), abs=1e-4)
+
+
+def test_the_served_threshold_hides_low_scores_and_comes_from_the_checkpoint(tmp_path):
+    save_checkpoint(tmp_path / "hashtag_zh.pt", model(True), CharVocab(CHARS), "zh", {})
+    text, lang = ["一丁七万丈三上下"], ["zh"]
+    assert HashtagService(tmp_path).generate(text, lang)[0].hashtags
+    save_checkpoint(tmp_path / "hashtag_zh.pt", model(True), CharVocab(CHARS), "zh",
+                    {"min_score": 1e9})
+    assert HashtagService(tmp_path).generate(text, lang)[0].hashtags == ()
+
+
+def out(tag: str, score: float) -> Generated:
+    return Generated([[tag]], [([tag], score)], False, "en")
+
+
+def test_the_threshold_hides_the_low_scoring_wrong_hashtags():
+    outputs = [out("giants", 5.0), out("yankees", 4.0), out("tbt", 1.0), out("love", 0.5)]
+    refs = [["giants"], ["yankees"], ["baseball"], ["mlb"]]
+    chosen = choose_threshold(outputs, refs, "en")
+    assert chosen["min_score"] == 4.0
+    assert chosen["precision"] == 1.0 and chosen["posts_shown"] == 0.5
+
+
+def test_no_threshold_when_hiding_would_lose_right_hashtags():
+    outputs = [out("giants", 5.0), out("tbt", 3.0), out("yankees", 1.0)]
+    assert choose_threshold(outputs, [["giants"], ["x"], ["yankees"]], "en")["min_score"] is None
+    assert choose_threshold(outputs, [["a"], ["b"], ["c"]], "en")["min_score"] is None
+
+
+def row(weight, *sets):
+    return {"prior_weight": weight, **{f"dev{i}": {"rouge1": r, "top_share": t}
+                                       for i, (r, t) in enumerate(sets)}}
+
+
+def test_the_weight_is_the_best_rouge_among_the_uncollapsed_else_the_least_collapsed():
+    grid = [row(0.0, (0.05, 0.30), (0.02, 0.2)), row(0.5, (0.04, 0.04), (0.02, 0.03)),
+            row(1.0, (0.03, 0.02), (0.025, 0.01))]
+    assert choose_weight(grid) == 0.5
+    collapsed = [row(0.0, (0.05, 0.30), (0.02, 0.2)), row(0.5, (0.04, 0.10), (0.02, 0.12))]
+    assert choose_weight(collapsed) == 0.5

@@ -1,0 +1,130 @@
+"""Choose a checkpoint's served decoding on dev sets: the prior weight λ and the threshold.
+
+    python -m training tune hashtag --checkpoint RUN/best.pt --dev FILE [--dev FILE ...]
+        --out RUN/tuned.pt [--beam 4] [--posts 1000]
+
+Both are read from the checkpoint's meta by nlp_models/hashtag/predictor.py (see its module
+doc for the score). The dev posts (first `posts` of each file) are decoded once at the
+serving beam; every λ of the grid then only re-ranks the same hypotheses.
+
+- λ: the highest mean ROUGE-1 over the dev sets among the λ whose `top_share` is under 5 %
+  on every dev set (the issue's diversity target); if no λ of the grid gets there, the λ
+  with the lowest worst `top_share`. A model that shows its favourite for one post in
+  twenty is not collapsed; beyond that, the dev sets decide.
+- threshold (`min_score`): the served hashtags are those of the best sequence, shown only
+  when its score reaches the threshold. Chosen to maximise the micro-F1 of the shown
+  hashtags against the users' hashtags, pooled over the dev sets (a hidden wrong hashtag
+  raises precision, a hidden right one costs recall); ties go to the lower threshold.
+
+The last stdout line is JSON: the chosen values and every λ's and the threshold's figures.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections import Counter
+from pathlib import Path
+
+import torch
+
+from nlp_models.hashtag.predictor import Candidate, Generated, HashtagPredictor
+from training.hashtag.data import Pair, read_pairs
+from training.hashtag.metrics import gold_keys, hashtag_key, rouge
+
+GRID = tuple(round(0.1 * i, 1) for i in range(16))  # λ = 0.0, 0.1, ..., 1.5
+MAX_TOP_SHARE = 0.05
+
+
+def tune(checkpoint: str, dev_files: list[str], out: str, beam: int = 4, posts: int = 1000,
+         threads: int = 2) -> dict:
+    predictor = HashtagPredictor(checkpoint, threads=threads)
+    sets = {name: read_pairs(name)[:posts] for name in dev_files}
+    found = {name: _decode(predictor, pairs, beam) for name, pairs in sets.items()}
+    grid = [_at_weight(predictor, found, sets, w) for w in GRID]
+    weight = choose_weight(grid)
+    outputs = {name: [predictor.result(c, weight, 1, False) for c in cands]
+               for name, cands in found.items()}
+    threshold = choose_threshold([o for name in sets for o in outputs[name]],
+                                 [p.hashtags for name in sets for p in sets[name]],
+                                 predictor.lang)
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    state["meta"] = {**state.get("meta", {}), "prior_weight": weight,
+                     "min_score": threshold["min_score"],
+                     "tuning": {"dev": dev_files, "posts": posts, "beam": beam,
+                                "command": "python -m training " + " ".join(sys.argv[1:])}}
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    torch.save(state, out)
+    run_json = Path(checkpoint).parent / "run.json"  # provenance travels with the checkpoint
+    if run_json.exists() and Path(out).parent != run_json.parent:
+        shutil.copy(run_json, Path(out).parent / "run.json")
+    return {"out": out, "prior_weight": weight, "min_score": threshold["min_score"],
+            "threshold": threshold, "grid": grid}
+
+
+def _decode(predictor: HashtagPredictor, pairs: list[Pair], beam: int) -> list[list[Candidate]]:
+    found: list[list[Candidate]] = []
+    for i in range(0, len(pairs), 64):
+        chunk = [p.text for p in pairs[i : i + 64]]
+        found += predictor.candidates(chunk, beam, beam, with_prior=True)[0]
+        print(f"\r{len(found)}/{len(pairs)} posts", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    return found
+
+
+def _at_weight(predictor: HashtagPredictor, found: dict[str, list[list[Candidate]]],
+               sets: dict[str, list[Pair]], weight: float) -> dict:
+    row: dict = {"prior_weight": weight}
+    for name, cands in found.items():
+        outputs = [predictor.result(c, weight, 1, False) for c in cands]
+        counts = Counter(tuple(map(tuple, o.best)) for o in outputs)
+        scores = rouge([o.best for o in outputs], [p.hashtags for p in sets[name]],
+                       predictor.lang)
+        row[name] = {"rouge1": round(scores["rouge1"], 4),
+                     "distinct_best": len(counts),
+                     "top_share": round(counts.most_common(1)[0][1] / len(outputs), 4),
+                     "top": " # ".join(" ".join(t) for t in counts.most_common(1)[0][0])}
+    return row
+
+
+def choose_weight(grid: list[dict]) -> float:
+    """See the module doc: best mean ROUGE-1 with top_share under 5 % everywhere, else the
+    least collapsed."""
+    def sets(row: dict) -> list[dict]:
+        return [v for k, v in row.items() if k != "prior_weight"]
+
+    diverse = [r for r in grid if all(s["top_share"] < MAX_TOP_SHARE for s in sets(r))]
+    if diverse:
+        best = max(diverse, key=lambda r: sum(s["rouge1"] for s in sets(r)) / len(sets(r)))
+    else:
+        best = min(grid, key=lambda r: max(s["top_share"] for s in sets(r)))
+    return best["prior_weight"]
+
+
+def choose_threshold(outputs: list[Generated], references: list[list[str]], lang: str) -> dict:
+    """The min_score maximising the micro-F1 of the shown hashtags (module doc), the lowest
+    such on ties. A post's hashtags all carry its best sequence's score, so the candidate
+    thresholds are those scores. None (show everything) when no threshold does better than
+    showing everything."""
+    total_gold = sum(len(gold_keys(refs, lang)) for refs in references)
+    rows = sorted(((o.ranked[0][1], len(o.best),
+                    len(gold_keys(refs, lang) & {hashtag_key(w, lang) for w in o.best}))
+                   for o, refs in zip(outputs, references, strict=True) if o.best),
+                  key=lambda r: r[0], reverse=True)
+    curve = []  # one point per distinct score, from the highest threshold down
+    shown = right = posts = 0
+    for i, (score, n, hits) in enumerate(rows):
+        shown, right, posts = shown + n, right + hits, posts + 1
+        if i + 1 < len(rows) and rows[i + 1][0] == score:
+            continue  # a threshold keeps all posts of one score or none
+        precision, recall = right / shown, right / max(total_gold, 1)
+        f1 = 2 * precision * recall / (precision + recall) if right else 0.0
+        curve.append({"min_score": round(score, 4), "f1": round(f1, 4),
+                      "precision": round(precision, 4), "recall": round(recall, 4),
+                      "posts_shown": round(posts / len(outputs), 4)})
+    if not curve:
+        return {"min_score": None, "f1": 0.0, "posts_shown": 0.0}
+    best = max(reversed(curve), key=lambda c: c["f1"])  # reversed: ties go to the lowest
+    if best is curve[-1] or best["f1"] == 0.0:
+        return {**best, "min_score": None}
+    return best
