@@ -14,9 +14,18 @@ With `prior_weight` λ > 0 the beam's hypotheses are re-ranked by
 Diversity-Promoting Objective Function for Neural Conversation Models): the same model given
 an empty post says what it says regardless of the post, and a hashtag whose probability the
 post does not raise loses its head start. A copied word of the post has a low probability
-without the post, so copying gains. λ and the served threshold `min_score` (hashtags of a
-sequence scoring below it are not shown) are chosen on dev sets and stored in the
-checkpoint's meta by `python -m training tune hashtag`.
+without the post, so copying gains.
+
+Whole words (English, when the checkpoint's meta has `known_words`). Copying works on
+subwords, so a copied first piece can be finished with a generated one: `sour` + `or` ->
+`souror`, a word nobody wrote. A hypothesis is kept only if each of its words occurs in the
+post or in a training hashtag (`known_words`), and every content word of the post is offered
+as a one-hashtag candidate of its own, scored by the model like the beam's hypotheses; so a
+whole word of the post competes even when the beam only found its first piece.
+
+λ, `known_words` and the served threshold `min_score` (hashtags of a sequence scoring below
+it are not shown) are chosen on dev sets and stored in the checkpoint's meta by
+`python -m training tune hashtag`.
 """
 
 from __future__ import annotations
@@ -26,9 +35,21 @@ from pathlib import Path
 
 import torch
 
-from nlp_models.hashtag.decode import Hypothesis, beam_search, sequence_log_probs
+from nlp_models.hashtag.decode import (
+    LENGTH_PENALTY,
+    Hypothesis,
+    beam_search,
+    sequence_log_probs,
+)
 from nlp_models.hashtag.model import SegTrm, SegTrmConfig, encode_sources
-from nlp_models.hashtag.text import join_words, normalize_hashtag, split_generated
+from nlp_models.hashtag.text import (
+    SEPARATOR,
+    join_words,
+    normalize_hashtag,
+    post_candidates,
+    post_words,
+    split_generated,
+)
 from nlp_models.hashtag.vocab import Vocab, from_state
 
 MAX_BATCH = 64  # posts per forward pass; bigger batches only add padding on this CPU
@@ -88,6 +109,9 @@ class HashtagPredictor:
         self.model.eval().requires_grad_(False)
         self.prior_weight: float = self.meta.get("prior_weight", 0.0)
         self.min_score: float | None = self.meta.get("min_score")
+        known = self.meta.get("known_words")
+        self.known: frozenset[str] | None = (frozenset(known) if known and self.lang == "en"
+                                             else None)
 
     def generate(self, texts: list[str], beam: int = 4, n_best: int = 1,
                  prior_weight: float | None = None) -> list[Generated]:
@@ -100,19 +124,42 @@ class HashtagPredictor:
 
     def candidates(self, texts: list[str], beam: int, n_best: int,
                    with_prior: bool) -> tuple[list[list[Candidate]], list[bool]]:
-        """Per text its n_best beam hypotheses (with their empty-post log-probabilities when
-        `with_prior`), and whether the text was cut to max_source tokens."""
+        """Per text its n_best beam hypotheses (with whole words: those made of real words,
+        and the post's words) with their empty-post log-probabilities when `with_prior`, and
+        whether the text was cut to max_source tokens."""
         found: list[list[Candidate]] = []
         cut: list[bool] = []
         for i in range(0, len(texts), MAX_BATCH):
-            ids, segs, truncated = encode_sources(texts[i : i + MAX_BATCH], self.vocab, self.cfg)
+            chunk = texts[i : i + MAX_BATCH]
+            ids, segs, truncated = encode_sources(chunk, self.vocab, self.cfg)
             hyps = beam_search(self.model, ids, segs, beam=beam, n_best=n_best)
+            if self.known is not None:
+                hyps = self._whole_words(hyps, chunk, ids, segs)
             flat = [h for post in hyps for h in post]
             prior = iter(self._empty_post_log_probs([h.tokens for h in flat]).tolist()
                          if with_prior and flat else [0.0] * len(flat))
             found += [[Candidate(h, next(prior)) for h in post] for post in hyps]
             cut += truncated.tolist()
         return found, cut
+
+    def _whole_words(self, hyps: list[list[Hypothesis]], texts: list[str], ids: torch.Tensor,
+                     segs: torch.Tensor) -> list[list[Hypothesis]]:
+        """Per post: the hypotheses made of known or post words, then one hypothesis per
+        content word of the post (module doc)."""
+        kept = []
+        for post, text in zip(hyps, texts, strict=True):
+            words = post_words(text)
+            kept.append([h for h in post if all(
+                w == SEPARATOR or w in self.known or w in words
+                for w in self.vocab.decode_words(h.tokens))])
+        rows = [(i, self.vocab.encode_words([w])[: self.cfg.max_target - 1])
+                for i, text in enumerate(texts) for w in post_candidates(text)]
+        if rows:
+            index = torch.tensor([i for i, _ in rows])
+            logp = sequence_log_probs(self.model, ids[index], segs[index], [t for _, t in rows])
+            for (i, tokens), lp in zip(rows, logp.tolist(), strict=True):
+                kept[i].append(Hypothesis(tokens, lp, True, LENGTH_PENALTY))
+        return kept
 
     def _empty_post_log_probs(self, sequences: list[list[int]]) -> torch.Tensor:
         ids, segs, _ = encode_sources([""], self.vocab, self.cfg)

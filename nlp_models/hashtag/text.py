@@ -31,6 +31,16 @@ _SHORT_WORDS = frozenset(
 )
 _segment: Callable[[str], list[str]] | None = None  # wordsegment.segment, once loaded
 
+# Common English function words: the English test of the extra-data filter, and words that
+# are never offered as hashtags on their own (post_candidates).
+FUNCTION_WORDS = frozenset("""
+a an the and or but if so as than then that this these those there here
+i me my mine you your yours he him his she her hers it its we us our they them their
+is are was were be been being am do does did have has had will would shall should can could
+may might must not no to of in on at for with from by about into over after before up down
+out off just what when where who why how which all some any""".split())
+_POST_WORD = re.compile(r"[^\W_]+")  # letter/digit runs, as Ext.TFIDF reads a post
+
 
 def _wordsegment(chunk: str) -> list[str]:
     """Split an ASCII lowercase chunk (`yycflood`) into words, loading the counts once."""
@@ -112,3 +122,17 @@ def normalize_hashtag(tag: str) -> str:
     """The form in which two hashtags count as the same for F1@k: lower case, no spaces,
     no '#'."""
     return "".join(c for c in tag.lower() if not c.isspace() and c != SEPARATOR)
+
+
+def post_words(text: str) -> set[str]:
+    """The lower-case letter/digit runs of an English post, placeholders (<url>, @user)
+    left out: a generated hashtag word found here is a copy of the post."""
+    return set(_POST_WORD.findall(text.replace("<url>", " ").replace("@user", " ").lower()))
+
+
+def post_candidates(text: str) -> list[str]:
+    """Words of an English post that could be a hashtag on their own, in text order: at
+    least 3 characters, not all digits, not a function word."""
+    seen = _POST_WORD.findall(text.replace("<url>", " ").replace("@user", " ").lower())
+    return [w for w in dict.fromkeys(seen)
+            if len(w) >= 3 and not w.isdigit() and w not in FUNCTION_WORDS]

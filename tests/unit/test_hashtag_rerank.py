@@ -1,14 +1,14 @@
-"""Re-ranking the beam against the empty-post prior, and the served confidence threshold."""
+"""Re-ranking the beam against the empty-post prior, whole words, and the served threshold."""
 
 import pytest
 import torch
 
 from nlp_models.beam import Hypothesis
 from nlp_models.hashtag.decode import HashtagSearch, sequence_log_probs
-from nlp_models.hashtag.model import SegTrm, SegTrmConfig, layout
+from nlp_models.hashtag.model import SegTrm, SegTrmConfig, encode_sources, layout
 from nlp_models.hashtag.predictor import Candidate, Generated, HashtagPredictor, save_checkpoint
 from nlp_models.hashtag.serving import HashtagService
-from nlp_models.hashtag.vocab import SEP, CharVocab
+from nlp_models.hashtag.vocab import SEP, CharVocab, SubwordVocab
 from training.hashtag.data import pad
 from training.hashtag.tune import choose_threshold, choose_weight
 
@@ -102,3 +102,33 @@ def test_the_weight_is_the_best_rouge_among_the_uncollapsed_else_the_least_colla
     assert choose_weight(grid) == 0.5
     collapsed = [row(0.0, (0.05, 0.30), (0.02, 0.2)), row(0.5, (0.04, 0.10), (0.02, 0.12))]
     assert choose_weight(collapsed) == 0.5
+
+
+TEXTS = ["the boston marathon is on today", "flood in calgary again", "love my family"] * 30
+
+
+def english_predictor(tmp_path, known: list[str]) -> HashtagPredictor:
+    vocab = SubwordVocab.build(TEXTS + ["boston strong # yyc flood"], size=120)
+    torch.manual_seed(0)
+    m = SegTrm(SegTrmConfig(**{**TINY, "vocab_size": len(vocab.sp), "copy": True})).eval()
+    save_checkpoint(tmp_path / "en.pt", m, vocab, "en", {"known_words": known})
+    return HashtagPredictor(tmp_path / "en.pt")
+
+
+def test_whole_words_drop_made_up_words_and_offer_each_content_word_of_the_post(tmp_path):
+    predictor = english_predictor(tmp_path, known=["strong", "love"])
+    text = "Boston marathon is on today"
+    ids, segs, _ = encode_sources([text], predictor.vocab, predictor.cfg)
+    words = [["boston", "strong"], ["bostonon"], ["love", "#", "marathon"], ["yyc"]]
+    hyps = [[Hypothesis(predictor.vocab.encode_words(w), -1.0, True, 0.6) for w in words]]
+    kept = predictor._whole_words(hyps, [text], ids, segs)[0]
+    as_words = [predictor.vocab.decode_words(h.tokens) for h in kept]
+    # known or post words survive; a glued non-word and an unknown word do not; then the
+    # post's content words, each scored by the model
+    assert as_words == [["boston", "strong"], ["love", "#", "marathon"], ["boston"],
+                        ["marathon"], ["today"]]
+    assert all(h.logprob < 0 for h in kept[2:])
+
+
+def test_whole_words_are_off_without_a_word_list(tmp_path):
+    assert english_predictor(tmp_path, known=[]).known is None

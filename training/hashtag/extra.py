@@ -37,6 +37,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nlp_models.hashtag.text import FUNCTION_WORDS
+
 PREFIX = {"en": 50, "zh": 30}
 MAX_TAGS = {"en": 15, "zh": 10}
 MIN_WORDS = 5
@@ -56,13 +58,6 @@ HOWYOU = "polyusmart/Personalized-Hashtag-Preferences"
 TAKG = "yuewang-cuhk/TAKG"
 
 # Common English function words (closed classes). Lemmatised text has `be` for is/are/was.
-FUNCTION_WORDS = frozenset("""
-a an the and or but if so as than then that this these those there here
-i me my mine you your yours he him his she her hers it its we us our they them their
-is are was were be been being am do does did have has had will would shall should can could
-may might must not no to of in on at for with from by about into over after before up down
-out off just what when where who why how which all some any""".split())
-
 _URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
 _MENTION = re.compile(r"@\w+")
 _MENTIONS = re.compile(r"@user(?:\s+@user){2,}")

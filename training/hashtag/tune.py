@@ -4,8 +4,11 @@
         --out RUN/tuned.pt [--beam 4] [--posts 1000]
 
 Both are read from the checkpoint's meta by nlp_models/hashtag/predictor.py (see its module
-doc for the score). The dev posts (first `posts` of each file) are decoded once at the
-serving beam; every λ of the grid then only re-ranks the same hypotheses.
+doc for the score), with, for English, `known_words`: every word of the checkpoint's training
+hashtags (the shared train split plus the `train_files` its meta records, without the
+held-out dev_ood sources), which turns on whole-word decoding. The dev posts (first `posts`
+of each file) are decoded once at the serving beam; every λ of the grid then only re-ranks
+the same hypotheses.
 
 - λ: the highest mean ROUGE-1 over the dev sets among the λ whose `top_share` is under 5 %
   on every dev set (the issue's diversity target); if no λ of the grid gets there, the λ
@@ -29,8 +32,10 @@ from pathlib import Path
 import torch
 
 from nlp_models.hashtag.predictor import Candidate, Generated, HashtagPredictor
+from nlp_models.hashtag.text import SEPARATOR, target_words
 from training.hashtag.data import Pair, read_pairs
 from training.hashtag.metrics import gold_keys, hashtag_key, rouge
+from training.hashtag.train import load_data
 
 GRID = tuple(round(0.1 * i, 1) for i in range(16))  # λ = 0.0, 0.1, ..., 1.5
 MAX_TOP_SHARE = 0.05
@@ -39,6 +44,8 @@ MAX_TOP_SHARE = 0.05
 def tune(checkpoint: str, dev_files: list[str], out: str, beam: int = 4, posts: int = 1000,
          threads: int = 2) -> dict:
     predictor = HashtagPredictor(checkpoint, threads=threads)
+    known = known_words(predictor) if predictor.lang == "en" else []
+    predictor.known = frozenset(known) if known else None
     sets = {name: read_pairs(name)[:posts] for name in dev_files}
     found = {name: _decode(predictor, pairs, beam) for name, pairs in sets.items()}
     grid = [_at_weight(predictor, found, sets, w) for w in GRID]
@@ -50,7 +57,7 @@ def tune(checkpoint: str, dev_files: list[str], out: str, beam: int = 4, posts: 
                                  predictor.lang)
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
     state["meta"] = {**state.get("meta", {}), "prior_weight": weight,
-                     "min_score": threshold["min_score"],
+                     "min_score": threshold["min_score"], "known_words": known,
                      "tuning": {"dev": dev_files, "posts": posts, "beam": beam,
                                 "command": "python -m training " + " ".join(sys.argv[1:])}}
     Path(out).parent.mkdir(parents=True, exist_ok=True)
@@ -59,7 +66,14 @@ def tune(checkpoint: str, dev_files: list[str], out: str, beam: int = 4, posts: 
     if run_json.exists() and Path(out).parent != run_json.parent:
         shutil.copy(run_json, Path(out).parent / "run.json")
     return {"out": out, "prior_weight": weight, "min_score": threshold["min_score"],
-            "threshold": threshold, "grid": grid}
+            "known_words": len(known), "threshold": threshold, "grid": grid}
+
+
+def known_words(predictor: HashtagPredictor) -> list[str]:
+    """Sorted words of the training hashtags of the checkpoint (module doc)."""
+    train = load_data(predictor.lang, {}, predictor.meta.get("data", {}), quick=False)[0]
+    return sorted({w for p in train for w in target_words(p.hashtags, predictor.lang)
+                   if w != SEPARATOR})
 
 
 def _decode(predictor: HashtagPredictor, pairs: list[Pair], beam: int) -> list[list[Candidate]]:
