@@ -197,6 +197,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="dev JSONL (repeat: in-distribution and held-out-source dev)")
     p_tune.add_argument("--out", required=True, help="e.g. runs/<run>/tuned.pt")
     p_tune.add_argument("--beam", type=int, default=4, help="the serving beam (default 4)")
+    p_tune.add_argument("--n-best", type=int, default=3,
+                        help="sequences whose hashtags are served (the served n_best, 3)")
     p_tune.add_argument("--posts", type=int, default=1000, help="first N posts of each file")
     p_tune.add_argument("--threads", type=int, default=2, help="torch threads")
 
@@ -273,8 +275,8 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "tune":
         from training.hashtag.tune import tune
 
-        print(json.dumps(tune(args.checkpoint, args.dev, args.out, args.beam, args.posts,
-                              args.threads), ensure_ascii=False))
+        print(json.dumps(tune(args.checkpoint, args.dev, args.out, args.beam, args.n_best,
+                              args.posts, args.threads), ensure_ascii=False))
     elif args.command == "embeddings":
         from training.pos.embeddings import train_embeddings
 

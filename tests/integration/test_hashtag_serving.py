@@ -45,9 +45,9 @@ def generate(url: str, texts: list[str], langs: list[str]) -> tuple[list[Hashtag
     return rows, result.get_response().model_version
 
 
-def served_config_beam() -> int:
+def served_param(key: str) -> int:
     config = (serving_dir("hashtag_generator").parent / "config.pbtxt").read_text()
-    line = config.split('key: "beam"')[1]
+    line = config.split(f'key: "{key}"')[1]
     return int(line.split('string_value: "')[1].split('"')[0])
 
 
@@ -55,7 +55,8 @@ def test_served_hashtags_equal_the_in_process_service(triton: TritonInfo) -> Non
     texts, langs = [t for t, _ in POSTS], [lang for _, lang in POSTS]
     rows, version = generate(triton.grpc_url, texts, langs)
     assert version.isdigit()
-    local = HashtagService(shipped_checkpoint("en").parent, beam=served_config_beam())
+    local = HashtagService(shipped_checkpoint("en").parent, beam=served_param("beam"),
+                           n_best=served_param("n_best"))
     for served, expected in zip(rows, local.generate(texts, langs), strict=True):
         assert [t for t, _ in served.hashtags] == [t for t, _ in expected.hashtags]
         assert [s for _, s in served.hashtags] == pytest.approx(

@@ -85,6 +85,13 @@ def test_the_threshold_hides_the_low_scoring_wrong_hashtags():
     assert chosen["precision"] == 1.0 and chosen["posts_shown"] == 0.5
 
 
+def test_the_threshold_is_per_hashtag_so_a_post_keeps_its_confident_ones():
+    first = Generated([["giants"]], [(["giants"], 5.0), (["tbt"], 1.0)], False, "en")
+    outputs = [first, out("yankees", 4.0), out("love", 0.5)]
+    chosen = choose_threshold(outputs, [["giants"], ["yankees"], ["mlb"]], "en")
+    assert chosen["min_score"] == 4.0 and chosen["posts_shown"] == pytest.approx(2 / 3, abs=1e-4)
+
+
 def test_no_threshold_when_hiding_would_lose_right_hashtags():
     outputs = [out("giants", 5.0), out("tbt", 3.0), out("yankees", 1.0)]
     assert choose_threshold(outputs, [["giants"], ["x"], ["yankees"]], "en")["min_score"] is None

@@ -89,15 +89,16 @@ def collapse(outputs: list[Generated]) -> dict:
 
 def shown(outputs: list[Generated], pairs: list[Pair], lang: str,
           min_score: float | None) -> dict:
-    """What serving would show with the checkpoint's threshold: the best sequence's
-    hashtags when its score reaches `min_score`. `posts` is the share of posts that get any,
-    precision/recall/f1 are micro-averaged over shown and reference hashtags."""
+    """What serving would show with the checkpoint's threshold: the ranked hashtags whose
+    score reaches `min_score` (exactly the served ones with --beam 4 --n-best 3, the served
+    model's settings). `posts` is the share of posts that get any; precision/recall/f1 are
+    micro-averaged over shown and reference hashtags."""
     total = right = posts = 0
     for o, p in zip(outputs, pairs, strict=True):
-        if o.best and (min_score is None or o.ranked[0][1] >= min_score):
-            keys = {hashtag_key(words, lang) for words in o.best}
-            total, posts = total + len(keys), posts + 1
-            right += len(keys & gold_keys(p.hashtags, lang))
+        keys = {hashtag_key(words, lang) for words, score in o.ranked
+                if min_score is None or score >= min_score}
+        total, posts = total + len(keys), posts + bool(keys)
+        right += len(keys & gold_keys(p.hashtags, lang))
     gold = sum(len(gold_keys(p.hashtags, lang)) for p in pairs)
     precision, recall = right / max(total, 1), right / max(gold, 1)
     return {"min_score": min_score, "posts": round(posts / max(len(pairs), 1), 4),

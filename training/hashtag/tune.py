@@ -1,7 +1,7 @@
 """Choose a checkpoint's served decoding on dev sets: the prior weight λ and the threshold.
 
     python -m training tune hashtag --checkpoint RUN/best.pt --dev FILE [--dev FILE ...]
-        --out RUN/tuned.pt [--beam 4] [--posts 1000]
+        --out RUN/tuned.pt [--beam 4] [--n-best 3] [--posts 1000]
 
 Both are read from the checkpoint's meta by nlp_models/hashtag/predictor.py (see its module
 doc for the score), with, for English, `known_words`: every word of the checkpoint's training
@@ -14,10 +14,11 @@ the same hypotheses.
   on every dev set (the issue's diversity target); if no λ of the grid gets there, the λ
   with the lowest worst `top_share`. A model that shows its favourite for one post in
   twenty is not collapsed; beyond that, the dev sets decide.
-- threshold (`min_score`): the served hashtags are those of the best sequence, shown only
-  when its score reaches the threshold. Chosen to maximise the micro-F1 of the shown
-  hashtags against the users' hashtags, pooled over the dev sets (a hidden wrong hashtag
-  raises precision, a hidden right one costs recall); ties go to the lower threshold.
+- threshold (`min_score`): the served hashtags are those of the `n_best` best sequences
+  (the served model's `n_best`, 3), each with its sequence's score, shown only when the
+  score reaches the threshold. Chosen to maximise the micro-F1 of the shown hashtags against
+  the users' hashtags, pooled over the dev sets (a hidden wrong hashtag raises precision, a
+  hidden right one costs recall); ties go to the lower threshold.
 
 The last stdout line is JSON: the chosen values and every λ's and the threshold's figures.
 """
@@ -41,8 +42,8 @@ GRID = tuple(round(0.1 * i, 1) for i in range(16))  # λ = 0.0, 0.1, ..., 1.5
 MAX_TOP_SHARE = 0.05
 
 
-def tune(checkpoint: str, dev_files: list[str], out: str, beam: int = 4, posts: int = 1000,
-         threads: int = 2) -> dict:
+def tune(checkpoint: str, dev_files: list[str], out: str, beam: int = 4, n_best: int = 3,
+         posts: int = 1000, threads: int = 2) -> dict:
     predictor = HashtagPredictor(checkpoint, threads=threads)
     known = known_words(predictor) if predictor.lang == "en" else []
     predictor.known = frozenset(known) if known else None
@@ -50,7 +51,7 @@ def tune(checkpoint: str, dev_files: list[str], out: str, beam: int = 4, posts: 
     found = {name: _decode(predictor, pairs, beam) for name, pairs in sets.items()}
     grid = [_at_weight(predictor, found, sets, w) for w in GRID]
     weight = choose_weight(grid)
-    outputs = {name: [predictor.result(c, weight, 1, False) for c in cands]
+    outputs = {name: [predictor.result(c, weight, n_best, False) for c in cands]
                for name, cands in found.items()}
     threshold = choose_threshold([o for name in sets for o in outputs[name]],
                                  [p.hashtags for name in sets for p in sets[name]],
@@ -59,6 +60,7 @@ def tune(checkpoint: str, dev_files: list[str], out: str, beam: int = 4, posts: 
     state["meta"] = {**state.get("meta", {}), "prior_weight": weight,
                      "min_score": threshold["min_score"], "known_words": known,
                      "tuning": {"dev": dev_files, "posts": posts, "beam": beam,
+                                "n_best": n_best,
                                 "command": "python -m training " + " ".join(sys.argv[1:])}}
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     torch.save(state, out)
@@ -117,25 +119,23 @@ def choose_weight(grid: list[dict]) -> float:
 
 def choose_threshold(outputs: list[Generated], references: list[list[str]], lang: str) -> dict:
     """The min_score maximising the micro-F1 of the shown hashtags (module doc), the lowest
-    such on ties. A post's hashtags all carry its best sequence's score, so the candidate
-    thresholds are those scores. None (show everything) when no threshold does better than
-    showing everything."""
+    such on ties; None (show everything) when no threshold does better than showing all.
+    Each ranked hashtag carries its sequence's score, so the candidates are those scores."""
+    rows = sorted(((score, post, hashtag_key(words, lang) in gold_keys(refs, lang))
+                   for post, (o, refs) in enumerate(zip(outputs, references, strict=True))
+                   for words, score in o.ranked), key=lambda r: r[0], reverse=True)
     total_gold = sum(len(gold_keys(refs, lang)) for refs in references)
-    rows = sorted(((o.ranked[0][1], len(o.best),
-                    len(gold_keys(refs, lang) & {hashtag_key(w, lang) for w in o.best}))
-                   for o, refs in zip(outputs, references, strict=True) if o.best),
-                  key=lambda r: r[0], reverse=True)
     curve = []  # one point per distinct score, from the highest threshold down
-    shown = right = posts = 0
-    for i, (score, n, hits) in enumerate(rows):
-        shown, right, posts = shown + n, right + hits, posts + 1
+    right, posts = 0, set()
+    for i, (score, post, hit) in enumerate(rows):
+        right, posts = right + hit, posts | {post}
         if i + 1 < len(rows) and rows[i + 1][0] == score:
-            continue  # a threshold keeps all posts of one score or none
-        precision, recall = right / shown, right / max(total_gold, 1)
+            continue  # a threshold keeps all hashtags of one score or none
+        precision, recall = right / (i + 1), right / max(total_gold, 1)
         f1 = 2 * precision * recall / (precision + recall) if right else 0.0
         curve.append({"min_score": round(score, 4), "f1": round(f1, 4),
                       "precision": round(precision, 4), "recall": round(recall, 4),
-                      "posts_shown": round(posts / len(outputs), 4)})
+                      "posts_shown": round(len(posts) / len(outputs), 4)})
     if not curve:
         return {"min_score": None, "f1": 0.0, "posts_shown": 0.0}
     best = max(reversed(curve), key=lambda c: c["f1"])  # reversed: ties go to the lowest
