@@ -8,7 +8,8 @@
     python -m training evaluate hashtag --data FILE.jsonl --lang en|zh [--model PATH]
         [--prior-weight W] [--predictions FILE]
     python -m training tune hashtag --checkpoint CKPT --dev FILE [--dev FILE] --out TUNED.pt
-    python -m training baseline hashtag --data FILE.jsonl --lang en|zh
+    python -m training baseline hashtag --data FILE.jsonl --lang en|zh [--train-file FILE]
+        [--dev-ood-file FILE]
     python -m training evaluate pos --data FILE.conll --tagset ptb|ark [--model PATH]
     python -m training baseline pos --data FILE.conll --tagset ptb|ark
     python -m training inspect pos [--model PATH]
@@ -171,6 +172,11 @@ def main(argv: list[str] | None = None) -> None:
     p_base.add_argument("task", choices=["pos", "hashtag", "headline", "constrained-headline"])
     p_base.add_argument("--data", required=True, help="CoNLL file (pos) or JSONL")
     p_base.add_argument("--tagset", choices=["ptb", "ark"], help="pos: which tags to score")
+    p_base.add_argument("--train-file", action="append", metavar="FILE",
+                        help="hashtag: learn from these pairs too, as `train hashtag` does")
+    p_base.add_argument("--dev-ood-file", metavar="FILE",
+                        help="hashtag: drop the training pairs of this file's sources, as "
+                        "`train hashtag` does")
     p_base.add_argument("--lang", choices=["en", "zh"],
                         help="hashtag: language (Ext.TFIDF); headline: default guessed")
 
@@ -256,10 +262,12 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(evaluate(args.data, args.tagset, args.model)))
     elif args.command == "baseline" and args.task == "hashtag":
         from training.hashtag.baseline import evaluate_baseline as hashtag_baseline
-        from training.hashtag.baseline import evaluate_prior
+        from training.hashtag.baseline import evaluate_prior, training_pairs
 
-        print(json.dumps({"ext_tfidf": hashtag_baseline(args.data, args.lang),
-                          "most_frequent": evaluate_prior(args.data, args.lang)},
+        train = training_pairs(args.lang, {"train_files": args.train_file or [],
+                                           "dev_ood_file": args.dev_ood_file})
+        print(json.dumps({"ext_tfidf": hashtag_baseline(args.data, args.lang, train),
+                          "most_frequent": evaluate_prior(args.data, args.lang, train)},
                          ensure_ascii=False))
     elif args.command == "baseline":
         from training.pos.baseline import evaluate_baseline

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from training.hashtag.baseline import TfidfExtractor, evaluate_baseline
+from training.hashtag.data import read_pairs
 from training.hashtag.metrics import CharTokenizer, score
 
 
@@ -96,7 +97,7 @@ def test_ext_tfidf_baseline_english(tmp_path):
         {"text": "@user the boston marathon , the marathon ! <url>",
          "hashtags": ["BostonMarathon"]},
     ])
-    result = evaluate_baseline(test, "en", train_path=train)
+    result = evaluate_baseline(test, "en", read_pairs(train))
     assert result == {"rouge1": 1.0, "rouge2": 1.0, "rougeL": 1.0, "f1@1": 1.0, "f1@5": 0.3333,
                       "posts": 1, "model": "ext_tfidf"}
 
@@ -109,7 +110,7 @@ def test_ext_tfidf_baseline_chinese_uses_three_keywords(tmp_path):
     test = write_jsonl(tmp_path / "test.jsonl", [
         {"text": "武汉 加油 今天 [哈哈] 疫情", "hashtags": ["武汉加油"]},
     ])
-    result = evaluate_baseline(test, "zh", train_path=train)
+    result = evaluate_baseline(test, "zh", read_pairs(train))
     assert result["rouge1"] == 0.8  # 武汉加油疫情 vs 武汉加油: P = 4/6, R = 4/4
     assert result["f1@1"] == 0.0
 
@@ -139,7 +140,7 @@ def test_the_prior_gives_every_post_the_most_frequent_training_hashtags(tmp_path
         {"text": "a sunny day", "hashtags": ["tbt"]},
         {"text": "boston", "hashtags": ["love"]},
     ])
-    result = evaluate_prior(test, "en", train_path=train)
+    result = evaluate_prior(test, "en", read_pairs(train))
     assert result["hashtags"] == ["love", "tbt", "bostonstrong"]
     assert result["rouge1"] == 0.5  # "love" for both posts: right for one
     assert result["f1@1"] == 0.5 and result["f1@5"] == pytest.approx(1 / 3, abs=1e-4)

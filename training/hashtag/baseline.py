@@ -3,7 +3,8 @@ keywords), and the prior (the training set's most frequent hashtags, the same fo
 post: what a generator that ignores the post would learn).
 
 "We extract 3 keywords for WHG (2 keywords for THG) ... and concatenate them following the
-tokens' order in the text." Document frequencies come from the language's train split;
+tokens' order in the text." Document frequencies come from the language's train split (or,
+with `--train-file`/`--dev-ood-file`, from exactly the training set of a model trained so);
 a keyword's weight is its count in the post times log(N / (1 + df)). The hashtag's words are
 the English keywords, or the characters of the concatenated Chinese keywords (the word
 protocol of nlp_models.hashtag.text).
@@ -24,8 +25,9 @@ from pathlib import Path
 import jieba
 
 from nlp_models.hashtag.text import join_words, split_hashtag
+from training.hashtag.data import Pair
 from training.hashtag.metrics import hashtag_key, score
-from training.paths import data_dir
+from training.hashtag.train import load_data
 
 KEYWORDS = {"en": 2, "zh": 3}  # the paper: about the number of words in one hashtag
 PLACEHOLDERS = re.compile(r"<url>|@user|\[[^\[\]\s]{1,10}\]")  # links, mentions, [emoticons]
@@ -79,16 +81,16 @@ def extract_hashtag(extractor: TfidfExtractor, text: str, lang: str) -> list[str
     return keywords if lang == "en" else split_hashtag("".join(keywords), lang)
 
 
-def fit(train_path: str | Path, lang: str) -> TfidfExtractor:
-    """Document frequencies over the train split, with progress on stderr (jieba over the
+def fit(train: list[Pair], lang: str) -> TfidfExtractor:
+    """Document frequencies over the training posts, with progress on stderr (jieba over the
     68k Chinese posts takes a while)."""
     start = time.time()
 
     def documents() -> Iterator[list[str]]:
-        for i, post in enumerate(read_jsonl(train_path), 1):
+        for i, post in enumerate(train, 1):
             if i % 20000 == 0:
                 print(f"ext_tfidf: {i} train posts ({time.time() - start:.0f}s)", file=sys.stderr)
-            yield post_words(post["text"], lang)
+            yield post_words(post.text, lang)
 
     extractor = TfidfExtractor(documents())
     print(f"ext_tfidf: document frequencies of {extractor.n} posts in "
@@ -96,9 +98,15 @@ def fit(train_path: str | Path, lang: str) -> TfidfExtractor:
     return extractor
 
 
-def evaluate_baseline(data_path: str, lang: str, train_path: str | None = None) -> dict:
-    """Score Ext.TFIDF on a test file; train_path defaults to the language's train split."""
-    extractor = fit(train_path or _train_split(lang), lang)
+def training_pairs(lang: str, data: dict | None = None) -> list[Pair]:
+    """The posts the baselines learn from: the shared train split, or, with `data`
+    (`train_files`, `dev_ood_file` as in `train hashtag`), exactly a model's training set."""
+    return load_data(lang, {}, data or {}, quick=False)[0]
+
+
+def evaluate_baseline(data_path: str, lang: str, train: list[Pair]) -> dict:
+    """Score Ext.TFIDF on a test file, document frequencies from `train`."""
+    extractor = fit(train, lang)
     posts = list(read_jsonl(data_path))
     hashtags = [extract_hashtag(extractor, p["text"], lang) for p in posts]
     predictions = [[tag] if tag else [] for tag in hashtags]  # a post without words: no tag
@@ -106,12 +114,12 @@ def evaluate_baseline(data_path: str, lang: str, train_path: str | None = None) 
     return {**metrics, "model": "ext_tfidf"}
 
 
-def most_frequent(train_path: str | Path, lang: str, n: int = 10) -> list[list[str]]:
+def most_frequent(train: list[Pair], lang: str, n: int = 10) -> list[list[str]]:
     """The n most frequent training hashtags (counted in their matching form), as words."""
     counts: Counter[str] = Counter()
     words: dict[str, list[str]] = {}
-    for post in read_jsonl(train_path):
-        for tag in post["hashtags"]:
+    for post in train:
+        for tag in post.hashtags:
             split = split_hashtag(tag, lang)
             if key := hashtag_key(split, lang):
                 counts[key] += 1
@@ -119,14 +127,11 @@ def most_frequent(train_path: str | Path, lang: str, n: int = 10) -> list[list[s
     return [words[key] for key, _ in counts.most_common(n)]
 
 
-def evaluate_prior(data_path: str, lang: str, train_path: str | None = None) -> dict:
+def evaluate_prior(data_path: str, lang: str, train: list[Pair]) -> dict:
     """Score the prior: every post gets the most frequent training hashtag as its sequence
     (ROUGE) and the 10 most frequent as its ranked list (F1@k)."""
-    top = most_frequent(train_path or _train_split(lang), lang)
+    top = most_frequent(train, lang)
     references = [p["hashtags"] for p in read_jsonl(data_path)]
     metrics = score([top[:1]] * len(references), [top] * len(references), references, lang)
     return {**metrics, "model": "most_frequent", "hashtags": [join_words(w, lang) for w in top]}
 
-
-def _train_split(lang: str) -> Path:
-    return data_dir() / "hashtag" / lang / "train.jsonl"
