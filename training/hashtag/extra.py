@@ -3,11 +3,16 @@ dev sets (`dev_ood`).
 
     python -m training data hashtag --out DIR [--lang en zh]
 
-writes `DIR/<lang>/extra.jsonl` (new training pairs) and `DIR/<lang>/dev_ood.jsonl` (whole
-sources of the shared training split held out as a second dev set). The construction rules
-are those of `hashtag/README.md`, applied as far as each source's form allows:
+writes `DIR/<lang>/extra.jsonl` (new training pairs), `DIR/<lang>/dev_ood.jsonl` (whole
+sources of the shared training split held out as a second dev set) and, for English,
+`DIR/en/unseen.jsonl`: pairs from raw 2009 tweets of `extra/tweets_en/` (SNAP tweets2009,
+Sentiment140), sources and a year that no training or dev pair comes from. It is a test set
+of posts "from feeds the model never saw": never train, select or tune on it (and leave its
+two sources out of any pre-training on `tweets_en`). The construction rules are those of
+`hashtag/README.md`, applied as far as each source's form allows:
 
 - `av_twitter_hate` (raw tweets, hashtags in the text): the full English edge rule.
+- `snap_tweets2009`, `sentiment140` (raw tweets): the full English edge rule, as AV.
 - `howyoutagtweets` (lower-cased, lemmatised text; its authors removed every hashtag from the
   text and listed them separately): where a hashtag stood cannot be known, so every listed
   hashtag is a target; the text rules that still apply (words, language, at most 15
@@ -56,6 +61,8 @@ SEED = 13
 AV = "souravramos/twitterSentimentAnalysis"
 HOWYOU = "polyusmart/Personalized-Hashtag-Preferences"
 TAKG = "yuewang-cuhk/TAKG"
+SNAP = "sanjaypradeep/PredictHashtag"  # SNAP tweets2009 sample, June 2009
+S140 = "geraldzakwan/iykra-sentiment-analysis"  # Sentiment140 random 100k sample, 2009
 
 # Common English function words (closed classes). Lemmatised text has `be` for is/are/was.
 _URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
@@ -329,7 +336,30 @@ def read_takg(folder: Path, stats: Stats) -> Iterator[tuple[str, int, str, str]]
         stats.dropped["no_source_text"] += missing
 
 
+def tweet_pairs(rows: Iterable[tuple[str, int, str]], source: str) -> Iterator[Raw]:
+    """(file, line number, raw tweet) rows: the full English edge rule."""
+    for path, n, tweet in rows:
+        text, tags = english_edges(tweet)
+        yield Raw(text, tags, source, path, f"{path}:{n}")
+
+
+def read_snap(folder: Path) -> Iterator[tuple[str, int, str]]:
+    """The `W` (tweet) lines of SNAP's T/U/W blocks."""
+    for path in sorted(folder.glob("*.txt.gz")):
+        for n, line in enumerate(gz_lines(path), 1):
+            if line.startswith("W\t"):
+                yield path.name.removesuffix(".gz"), n, line[2:]
+
+
+def read_lines(folder: Path) -> Iterator[tuple[str, int, str]]:
+    """One tweet per line (Sentiment140's sample)."""
+    for path in sorted(folder.glob("*.txt.gz")):
+        for n, line in enumerate(gz_lines(path), 1):
+            yield path.name.removesuffix(".gz"), n, line
+
+
 EXTRA_SOURCES = {"en": ("av_twitter_hate", "howyoutagtweets"), "zh": ("takg_weibo",)}
+UNSEEN_SOURCES = {"en": ("snap_tweets2009_sample", "sentiment140_100k")}  # in extra/tweets_en/
 
 
 def source_pairs(name: str, folder: Path, stats: Stats) -> Iterator[Raw]:
@@ -337,6 +367,10 @@ def source_pairs(name: str, folder: Path, stats: Stats) -> Iterator[Raw]:
         return av_pairs(read_av(folder))
     if name == "howyoutagtweets":
         return howyou_pairs(read_howyou(folder))
+    if name == "snap_tweets2009_sample":
+        return tweet_pairs(read_snap(folder), SNAP)
+    if name == "sentiment140_100k":
+        return tweet_pairs(read_lines(folder), S140)
     return takg_pairs(list(read_takg(folder, stats)))
 
 
@@ -422,6 +456,16 @@ def build(shared: Path, out: Path, langs: Iterable[str] = ("en", "zh")) -> dict:
             report[lang][name] = stats.as_dict()
             log(f"{lang}/{name}: {json.dumps(stats.as_dict())}")
         write_jsonl(out / lang / "extra.jsonl", with_ids(kept, lang, "extra"))
+        unseen: list[dict] = []
+        for name in UNSEEN_SOURCES.get(lang, ()):
+            stats = Stats()
+            folder = shared / "extra" / f"tweets_{lang}" / name
+            unseen += filter_pairs(source_pairs(name, folder, stats), lang, dedup, stats)
+            report[lang][name] = stats.as_dict()
+            log(f"{lang}/{name} (unseen test): {json.dumps(stats.as_dict())}")
+        if unseen:
+            write_jsonl(out / lang / "unseen.jsonl", with_ids(unseen, lang, "unseen"))
+            report[lang]["unseen_written"] = len(unseen)
         held = dev_ood(splits["train"], lang)
         n_source = sum(1 for d in splits["train"] if d.get("source") == DEV_OOD_SOURCE[lang])
         write_jsonl(out / lang / "dev_ood.jsonl", with_ids(held, lang, "dev_ood"))
