@@ -28,6 +28,9 @@ def _rate(n: int, seconds: float) -> dict:
     return {"posts": n, "seconds": round(seconds, 3), "posts_per_s": round(n / seconds, 1)}
 
 
+SERVED_N_BEST = 3  # model_repository/hashtag_generator/config.pbtxt
+
+
 def bench_in_process(texts: list[str], with_pos: bool, beam: int) -> dict:
     import torch
 
@@ -37,7 +40,7 @@ def bench_in_process(texts: list[str], with_pos: bool, beam: int) -> dict:
     from training.pos.evaluate import shipped_checkpoint as pos_checkpoint
 
     torch.set_num_threads(2)
-    service = HashtagService(shipped_checkpoint("en").parent, beam=beam)
+    service = HashtagService(shipped_checkpoint("en").parent, beam=beam, n_best=SERVED_N_BEST)
     tagger = PosPredictor(pos_checkpoint()) if with_pos else None
     warm = warmup_texts()
     service.generate(warm, ["en"] * len(warm))
