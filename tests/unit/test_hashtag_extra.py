@@ -158,6 +158,26 @@ def test_a_duplicate_of_a_test_pair_is_dropped_and_new_pairs_are_written(tmp_pat
     assert report["en"]["howyoutagtweets"]["kept"] == 1
 
 
+def test_unseen_feeds_become_a_test_set_deduplicated_against_everything(tmp_path):
+    shared, out = _shared(tmp_path / "shared"), tmp_path / "out"
+    tweets = shared / "extra" / "tweets_en"
+    _write_gz(tweets / "snap_tweets2009_sample" / "datasets__test1-1000.txt.gz",
+              "T\t2009-06-11 10:00:00\nU\thttp://twitter.com/x\n"
+              "W\t#musicmonday what are you all listening to on this rainy day http://bit.ly/x\n\n"
+              "T\t2009-06-11 10:01:00\nU\thttp://twitter.com/y\nW\tNo Post Title\n")
+    _write_gz(tweets / "sentiment140_100k" / "data__tweets_100k__positive.txt.gz",
+              "i am so glad that it is friday and the week is over #tgif\n"  # an extra pair's
+              "off to the beach with all of my friends for the day #summer\n")
+    report = build(shared, out, ["en"])
+    assert report["en"]["snap_tweets2009_sample"]["kept"] == 1
+    assert report["en"]["sentiment140_100k"]["dropped"] == {"duplicate_of_extra": 1}
+    rows = [json.loads(line) for line in (out / "en" / "unseen.jsonl").open()]
+    assert [(r["text"], r["hashtags"]) for r in rows] == [
+        ("what are you all listening to on this rainy day <url>", ["musicmonday"]),
+        ("off to the beach with all of my friends for the day", ["summer"])]
+    assert rows[0]["id"] == "en-unseen-000000"
+
+
 # ---------------------------------------------------------------- dev_ood
 
 
