@@ -42,7 +42,8 @@ class TagResult:
 @dataclass(frozen=True)
 class HashtagResult:
     """Generated hashtags of one text, best first, with log-probabilities; `status` "ok" or
-    "unsupported_language"; `blocked`: how many the blocklist removed."""
+    "unsupported_language"; `blocked`: how many hashtags the blocklist removed from the
+    candidates."""
 
     hashtags: tuple[tuple[str, float], ...]
     lang: str

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import torch
 
+from nlp_models.hashtag.blocklist import Blocklist
 from nlp_models.hashtag.decode import (
     LENGTH_PENALTY,
     Hypothesis,
@@ -66,6 +67,7 @@ class Generated:
     ranked: list[tuple[list[str], float]]
     truncated: bool
     lang: str
+    blocked: int = 0  # distinct blocklisted hashtags among the post's candidates
 
     def hashtags(self, min_score: float | None = None) -> list[tuple[str, float]]:
         """For output: (hashtag as one string, score), best first, those scoring below
@@ -109,6 +111,7 @@ class HashtagPredictor:
         self.model.eval().requires_grad_(False)
         self.prior_weight: float = self.meta.get("prior_weight", 0.0)
         self.min_score: float | None = self.meta.get("min_score")
+        self.blocklist = Blocklist([])  # set by the service (the version's blocklist.txt)
         known = self.meta.get("known_words")
         self.known: frozenset[str] | None = (frozenset(known) if known and self.lang == "en"
                                              else None)
@@ -116,9 +119,10 @@ class HashtagPredictor:
     def generate(self, texts: list[str], beam: int = 4, n_best: int = 1,
                  prior_weight: float | None = None) -> list[Generated]:
         """Per text, the n_best sequences' hashtags. `prior_weight` overrides the
-        checkpoint's λ; with λ > 0 all `beam` hypotheses are re-ranked, then cut to n_best."""
+        checkpoint's λ. All `beam` hypotheses are candidates: re-ranked (λ > 0) and passed
+        over when blocklisted, before the n_best are taken."""
         weight = self.prior_weight if prior_weight is None else prior_weight
-        found, truncated = self.candidates(texts, beam, max(beam, n_best) if weight else n_best,
+        found, truncated = self.candidates(texts, beam, max(beam, n_best),
                                            with_prior=bool(weight))
         return [self.result(c, weight, n_best, t) for c, t in zip(found, truncated, strict=True)]
 
@@ -168,19 +172,30 @@ class HashtagPredictor:
 
     def result(self, candidates: list[Candidate], weight: float, n_best: int,
                truncated: bool) -> Generated:
-        """One post's output from its candidates ranked with prior weight `weight`."""
-        ranked = sorted(candidates, key=lambda c: c.rank_key(weight), reverse=True)[:n_best]
-        seen: dict[str, tuple[list[str], float]] = {}
-        best: list[list[str]] = []
-        for rank, c in enumerate(ranked):
+        """One post's output: its candidates ranked with prior weight `weight`, those with a
+        blocklisted hashtag left out before the n_best are taken (so a blocked favourite
+        makes room for the next candidate rather than leaving the post empty)."""
+        ranked = sorted(candidates, key=lambda c: c.rank_key(weight), reverse=True)
+        sequences, blocked = [], set()
+        for c in ranked:
             tags = split_generated(self.vocab.decode_words(c.hyp.tokens))
-            if rank == 0:
-                best = _unique(tags)
+            hit = self.blocked_in(tags)
+            blocked |= hit
+            if not hit and len(sequences) < n_best:
+                sequences.append((tags, c.score(weight)))
+        seen: dict[str, tuple[list[str], float]] = {}
+        for tags, score in sequences:
             for words in tags:
                 key = normalize_hashtag("".join(words))
                 if key and key not in seen:
-                    seen[key] = (words, c.score(weight))
-        return Generated(best, list(seen.values()), truncated, self.lang)
+                    seen[key] = (words, score)
+        best = _unique(sequences[0][0]) if sequences else []
+        return Generated(best, list(seen.values()), truncated, self.lang, len(blocked))
+
+    def blocked_in(self, tags: list[list[str]]) -> set[str]:
+        """The hashtags (joined) of a sequence that the blocklist blocks."""
+        joined = (join_words(w, self.lang) for w in tags)
+        return {t for t in joined if self.blocklist.blocks(t)}
 
 
 def _unique(tags: list[list[str]]) -> list[list[str]]:

@@ -5,8 +5,9 @@ served path run exactly the same code. A post is routed to the model of its lang
 an empty language is guessed from the script (mostly CJK -> zh, else en); any other
 language gets status "unsupported_language" and no hashtags rather than English guesses.
 Hashtags scoring below the checkpoint's threshold (`min_score`, chosen on dev by
-`training tune hashtag`) are not shown; those matching the version's `blocklist.txt` (see
-blocklist.py) are dropped and counted in `blocked`.
+`training tune hashtag`) are not shown; candidate sequences with a hashtag matching the
+version's `blocklist.txt` (see blocklist.py) are passed over, their blocked hashtags counted
+in `blocked`.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ class HashtagService:
             raise FileNotFoundError(f"no hashtag_en.pt or hashtag_zh.pt in {directory}")
         blocklist = Path(directory) / "blocklist.txt"
         self.blocklist = Blocklist.load(blocklist) if blocklist.exists() else Blocklist([])
+        for predictor in self.predictors.values():
+            predictor.blocklist = self.blocklist
 
     def generate(self, texts: list[str], langs: list[str]) -> list[HashtagResult]:
         """One result per text (nlp_models/contract.py)."""
@@ -53,10 +56,8 @@ class HashtagService:
             predictor = self.predictors[lang]
             outputs = predictor.generate(cut, beam=self.beam, n_best=self.n_best)
             for i, short, out in zip(idx, cut, outputs, strict=True):
-                generated = out.hashtags(predictor.min_score)
-                kept = tuple((t, round(s, 4)) for t, s in generated
-                             if not self.blocklist.blocks(t))
+                kept = tuple((t, round(s, 4)) for t, s in out.hashtags(predictor.min_score))
                 results[i] = HashtagResult(kept, lang, "ok",
                                            out.truncated or len(short) < len(texts[i]),
-                                           len(generated) - len(kept))
+                                           out.blocked)
         return results

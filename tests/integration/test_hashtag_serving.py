@@ -101,7 +101,7 @@ def test_text_and_lang_of_different_lengths_are_an_error(triton: TritonInfo) -> 
                      [strings("TEXT", ["a post", "another"]), strings("LANG", ["en"])])
 
 
-def test_hashtags_on_the_blocklist_are_dropped_and_counted(tmp_path) -> None:
+def test_a_blocklisted_hashtag_makes_room_for_the_next_candidate_and_is_counted(tmp_path):
     shipped = shipped_checkpoint("en")
     (tmp_path / shipped.name).symlink_to(shipped.resolve())
     text = [POSTS[0][0]]
@@ -109,7 +109,7 @@ def test_hashtags_on_the_blocklist_are_dropped_and_counted(tmp_path) -> None:
     first = unfiltered.hashtags[0][0]
     (tmp_path / "blocklist.txt").write_text(f"# test\n{first}\n", encoding="utf-8")
     filtered = HashtagService(tmp_path, beam=4).generate(text, ["en"])[0]
-    expected = tuple(h for h in unfiltered.hashtags if not Blocklist([first]).blocks(h[0]))
-    assert filtered.hashtags == expected and first not in [t for t, _ in expected]
-    assert unfiltered.blocked == 0
-    assert filtered.blocked == len(unfiltered.hashtags) - len(expected) >= 1
+    assert unfiltered.blocked == 0 and filtered.blocked >= 1
+    assert filtered.hashtags, "another candidate of the beam takes the blocked one's place"
+    assert not any(Blocklist([first]).blocks(t) for t, _ in filtered.hashtags)
+    assert filtered.hashtags[0][1] <= unfiltered.hashtags[0][1]

@@ -6,6 +6,8 @@
 ROUGE scores the hashtags of the best beam sequence; F1@k pools the hashtags of the top
 `n_best` sequences of a beam of `beam` (paper: beam 20, top 10), best first, de-duplicated.
 Without --model the newest shipped `hashtag_generator` version for the language is used.
+Every model decodes as served, with the serving version's blocklist (predictor.py): a
+candidate sequence with a blocklisted hashtag is passed over.
 
 `by_length` scores two halves of the test set separately: posts with at most top_k
 segments, where SegTrm's selection keeps every segment (soft is then the SgT encoder plus an
@@ -33,6 +35,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from nlp_models.hashtag.blocklist import Blocklist
 from nlp_models.hashtag.predictor import Generated, HashtagPredictor
 from nlp_models.hashtag.text import join_words, normalize_hashtag
 from training.hashtag.data import Pair, read_pairs
@@ -43,6 +46,18 @@ from training.repository import shipped
 def shipped_checkpoint(lang: str) -> Path:
     """The serving version's checkpoint for `lang` in the repository's model_repository."""
     return shipped("hashtag_generator", f"hashtag_{lang}.pt")
+
+
+def load_predictor(model: str | None, lang: str | None, threads: int) -> HashtagPredictor:
+    """A checkpoint (default: the shipped one for `lang`) decoding as served: with the
+    serving version's blocklist, so that scores are those of what users would see."""
+    if model is None and lang is None:
+        raise ValueError("name a checkpoint or a language")
+    predictor = HashtagPredictor(model or shipped_checkpoint(lang), threads=threads)
+    if lang is not None and predictor.lang != lang:
+        raise SystemExit(f"{model} is a {predictor.lang!r} model, but --lang is {lang!r}")
+    predictor.blocklist = Blocklist.load(shipped("hashtag_generator", "blocklist.txt"))
+    return predictor
 
 
 def evaluate(data: str, lang: str, model: str | None = None, beam: int = 20,

@@ -35,6 +35,7 @@ import torch
 from nlp_models.hashtag.predictor import Candidate, Generated, HashtagPredictor
 from nlp_models.hashtag.text import SEPARATOR, target_words
 from training.hashtag.data import Pair, read_pairs
+from training.hashtag.evaluate import load_predictor
 from training.hashtag.metrics import gold_keys, hashtag_key, rouge
 from training.hashtag.train import load_data
 
@@ -44,7 +45,7 @@ MAX_TOP_SHARE = 0.05
 
 def tune(checkpoint: str, dev_files: list[str], out: str, beam: int = 4, n_best: int = 3,
          posts: int = 1000, threads: int = 2) -> dict:
-    predictor = HashtagPredictor(checkpoint, threads=threads)
+    predictor = load_predictor(checkpoint, None, threads)
     known = known_words(predictor) if predictor.lang == "en" else []
     predictor.known = frozenset(known) if known else None
     sets = {name: read_pairs(name)[:posts] for name in dev_files}
