@@ -66,11 +66,9 @@ def evaluate(data: str, lang: str, model: str | None = None, beam: int = 20,
     """Scores as JSON-able dict. `threads`: torch threads; 1 when the CPUs are shared (two
     threads on an oversubscribed 2-core machine wait on each other at every operation).
     `prior_weight`: overrides the checkpoint's (predictor.py)."""
-    predictor = HashtagPredictor(model or shipped_checkpoint(lang), threads=threads)
+    predictor = load_predictor(model, lang, threads)
     if prior_weight is not None:
         predictor.prior_weight = prior_weight
-    if predictor.lang != lang:
-        raise SystemExit(f"{model} is a {predictor.lang!r} model, but --lang is {lang!r}")
     pairs = read_pairs(data)
     t0, outputs = time.time(), []
     for i in range(0, len(pairs), 64):
