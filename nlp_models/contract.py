@@ -41,9 +41,9 @@ class TagResult:
 
 @dataclass(frozen=True)
 class HashtagResult:
-    """Generated hashtags of one text, best first, with log-probabilities; `status` "ok" or
-    "unsupported_language"; `blocked`: how many hashtags the blocklist removed from the
-    candidates."""
+    """Generated hashtags of one text, best first, with scores (nlp_models/hashtag/
+    predictor.py); `status` "ok" or "unsupported_language"; `blocked`: how many hashtags
+    the blocklist removed from the candidates."""
 
     hashtags: tuple[tuple[str, float], ...]
     lang: str
@@ -85,7 +85,7 @@ def tags_from_json(raw: bytes | str) -> TagResult:
 
 
 def hashtags_to_json(result: HashtagResult) -> str:
-    """`{"hashtags": [[tag, log_prob], ...], "lang", "status", "truncated", "blocked"}`."""
+    """`{"hashtags": [[tag, score], ...], "lang", "status", "truncated", "blocked"}`."""
     data = asdict(result)
     data["hashtags"] = [list(h) for h in result.hashtags]
     return json.dumps(data, ensure_ascii=False)
