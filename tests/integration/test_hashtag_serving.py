@@ -11,6 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+import torch
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
@@ -45,6 +46,12 @@ def generate(url: str, texts: list[str], langs: list[str]) -> tuple[list[Hashtag
     return rows, result.get_response().model_version
 
 
+def served_min_score() -> float:
+    """The English checkpoint's threshold (`training tune hashtag`), -inf when it has none."""
+    meta = torch.load(shipped_checkpoint("en"), map_location="cpu", weights_only=False)["meta"]
+    return meta["min_score"] if meta.get("min_score") is not None else float("-inf")
+
+
 def served_param(key: str) -> int:
     config = (serving_dir("hashtag_generator").parent / "config.pbtxt").read_text()
     line = config.split(f'key: "{key}"')[1]
@@ -71,7 +78,8 @@ def test_english_posts_get_hashtags_and_unsupported_languages_say_so(triton: Tri
         tags = [t for t, _ in row.hashtags]
         assert all(t and " " not in t and not t.startswith("#") for t in tags)
         assert len({t.lower() for t in tags}) == len(tags)  # duplicates removed
-        assert all(score <= 0 for _, score in row.hashtags)  # log-probabilities
+        # best first by the served score, none below the checkpoint's threshold
+        assert all(score >= served_min_score() for _, score in row.hashtags)
     assert rows[3] == HashtagResult((), "es", "unsupported_language", truncated=False, blocked=0)
 
 

@@ -198,10 +198,12 @@ def test_every_tagged_post_carries_generated_hashtags_apart_from_user_ones(
         index=pipeline.index_pattern, size=n, query={"match_all": {}})["hits"]["hits"]]
     assert all(d["hashtag_status"] == "ok" for d in docs)
     assert all(d["hashtag_model"]["name"] == "hashtag_generator" for d in docs)
+    # The served threshold hides hashtags the model is not confident of (about a third of
+    # dev posts get none, docs/models/hashtag.md); the rest carry theirs with their scores.
     with_tags = [d for d in docs if d["hashtags"]]
-    assert len(with_tags) >= 0.9 * len(docs)
+    assert len(with_tags) >= 0.5 * len(docs)
     doc = with_tags[0]
-    assert all(h["text"] and not h["text"].startswith("#") and h["score"] <= 0
+    assert all(h["text"] and not h["text"].startswith("#") and isinstance(h["score"], float)
                for h in doc["hashtags"])
     # The author's own hashtags stay in user_hashtags, e.g. ark-oct27-train-0004's "#Kelly".
     authored = [d for d in docs if d["user_hashtags"]]
