@@ -71,10 +71,14 @@ def test_served_hashtags_equal_the_in_process_service(triton: TritonInfo) -> Non
         assert replace(served, hashtags=()) == replace(expected, hashtags=())
 
 
-def test_english_posts_get_hashtags_and_unsupported_languages_say_so(triton: TritonInfo) -> None:
+def test_english_posts_get_confident_hashtags_and_unsupported_languages_say_so(
+    triton: TritonInfo,
+) -> None:
     rows, _ = generate(triton.grpc_url, [t for t, _ in POSTS], [lang for _, lang in POSTS])
+    # A post may get none: the threshold hides hashtags the model is not confident of.
+    assert any(row.hashtags for row in rows[:3])
     for row in rows[:3]:
-        assert row.status == "ok" and row.lang == "en" and row.hashtags
+        assert row.status == "ok" and row.lang == "en"
         tags = [t for t, _ in row.hashtags]
         assert all(t and " " not in t and not t.startswith("#") for t in tags)
         assert len({t.lower() for t in tags}) == len(tags)  # duplicates removed
