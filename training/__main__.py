@@ -2,6 +2,7 @@
 
     python -m training train pos --config training/configs/pos_dcnn.toml [--quick] [--resume]
     python -m training data hashtag --out DIR [--lang en zh]
+    python -m training data pos --out data/pos --ewt UD_English-EWT --gum UD_English-GUM
     python -m training train hashtag --config training/configs/hashtag_en.toml
         [--variant transformer|softbase|hardbase|soft|hard] [--similarity euclidean|...]
         [--copy] [--train-file FILE] [--dev-ood-file FILE] [--max-minutes N]
@@ -10,7 +11,7 @@
     python -m training tune hashtag --checkpoint CKPT --dev FILE [--dev FILE] --out TUNED.pt
     python -m training baseline hashtag --data FILE.jsonl --lang en|zh [--train-file FILE]
         [--dev-ood-file FILE]
-    python -m training evaluate pos --data FILE.conll --tagset ptb|ark [--model PATH]
+    python -m training evaluate pos --data FILE.conll --tagset ptb|ark [--model PATH] [--raw]
     python -m training baseline pos --data FILE.conll --tagset ptb|ark
     python -m training inspect pos [--model PATH]
     python -m training embeddings pos [--out runs/embeddings/tweets_w2v200.npz] [--dim 200]
@@ -37,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from training.paths import REPO_ROOT
 
@@ -84,11 +86,16 @@ def main(argv: list[str] | None = None) -> None:
 
     p_data = sub.add_parser("data", help="convert the raw extra corpora and write held-out-"
                             "source dev sets: hashtag -> DIR/<lang>/{extra,dev_ood}.jsonl, "
-                            "headline -> DIR/<lang>/{train_extra,dev_ood}.jsonl; last line is "
-                            "JSON counts")
-    p_data.add_argument("task", choices=["hashtag", "headline"])
+                            "headline -> DIR/<lang>/{train_extra,dev_ood}.jsonl; pos -> gold PTB "
+                            "tags from UD treebanks, DIR/ud_ewt/all.conll, DIR/ud_gum/open.conll; "
+                            "last line is JSON counts")
+    p_data.add_argument("task", choices=["hashtag", "headline", "pos"])
     p_data.add_argument("--out", required=True, help="output directory")
     p_data.add_argument("--lang", nargs="+", choices=["en", "zh"], default=["en", "zh"])
+    p_data.add_argument("--ewt", type=Path, help="pos: checkout of UD_English-EWT")
+    p_data.add_argument("--gum", type=Path, help="pos: checkout of UD_English-GUM")
+    p_data.add_argument("--ewt-commit", help="pos: the EWT checkout's commit, for SOURCES.json")
+    p_data.add_argument("--gum-commit", help="pos: the GUM checkout's commit, for SOURCES.json")
 
     p_eval = sub.add_parser("evaluate", help="score a model; last stdout line is JSON")
     p_eval.add_argument("task", choices=["pos", "hashtag", "headline", "constrained-headline"])
@@ -96,6 +103,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="pos: CoNLL TOKEN<TAB>TAG lines; hashtag: JSONL {text, hashtags}; "
                         "headlines: JSONL {article, headline, phrase}")
     p_eval.add_argument("--tagset", choices=["ptb", "ark"], help="pos: which tags to score")
+    p_eval.add_argument("--raw", action="store_true",
+                        help="pos: tag each sentence as text through the served tokenizer "
+                        "(gold tokens joined by spaces); a token split differently is wrong")
     p_eval.add_argument("--lang", choices=["en", "zh"],
                         help="hashtag: language of the posts; headlines: default guessed")
     p_eval.add_argument("--model", help="checkpoint (default: the newest shipped version)")
@@ -228,9 +238,12 @@ def main(argv: list[str] | None = None) -> None:
             from training.hashtag.extra import main as build_hashtag_data
 
             build_hashtag_data(args.out, args.lang)
-        else:
-            from pathlib import Path
+        elif args.task == "pos":
+            from training.pos.treebanks import build as build_treebanks
 
+            commits = {"ewt": args.ewt_commit, "gum": args.gum_commit}
+            print(json.dumps(build_treebanks(Path(args.out), args.ewt, args.gum, commits)))
+        else:
             from training.headline.extra import build
             from training.paths import data_dir
 
@@ -259,7 +272,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "evaluate":
         from training.pos.evaluate import evaluate
 
-        print(json.dumps(evaluate(args.data, args.tagset, args.model)))
+        print(json.dumps(evaluate(args.data, args.tagset, args.model, args.raw)))
     elif args.command == "baseline" and args.task == "hashtag":
         from training.hashtag.baseline import evaluate_baseline as hashtag_baseline
         from training.hashtag.baseline import evaluate_prior, training_pairs
@@ -306,8 +319,6 @@ def _repository_options(parser: argparse.ArgumentParser) -> None:
 
 def refresh_command(args: argparse.Namespace) -> int:
     """publish / rollback: progress on stderr, the result as the last stdout line."""
-    from pathlib import Path
-
     from training.gate import GateSet
     from training.publish import (
         EXIT_ERROR,

@@ -27,7 +27,7 @@ _EMAIL = r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b"
 _MENTION = r"@\w+"
 _HASHTAG = r"#\w+"
 _EMOTICON = (
-    r"(?:[<>]?[:;=8xX][\-o\*']?[\)\]\(\[dDpP/\\:\}\{@\|3]+)"  # :) ;-( =D :P :/
+    r"(?:[<>]?[:;=8xX][\-o\*']?[\)\]\(\[dDpP/\\:\}\{@\|3]+(?!\w))"  # :) ;-( =D :P :/, not 8pm
     r"|(?:[\)\]\(\[dDpP/\\\}\{@\|][\-o\*']?[:;=8][<>]?)"  # (: D:
     r"|<3+|</3+"  # hearts
     r"|(?:\^_*\^)|(?:-_+-)|(?:o_O|O_o|o\.O|O\.o)"  # ^_^ -_- o_O
@@ -36,10 +36,16 @@ _EMOJI = (
     "[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u200D"
     "\U0001F1E6-\U0001F1FF\uE000-\uF8FF]"
 )
-_NUMBER = r"[$€£]?\d+(?:[.,:/]\d+)*(?:%|st|nd|rd|th|s|k|am|pm)?"
-_WORD = r"\w+(?:['’]\w+)*"  # contractions stay whole, as in ARK-Twitter
-_ABBREV = r"(?:[A-Za-z]\.){2,}"  # U.S. e.g.
-_PUNCT_RUN = r"\.{2,}|[!?]+|-{2,}|[^\w\s]"
+# A number is one token with its separators ("6-8", "8:30", "1,000"), not the start of a
+# word ("2pac", "2day" are words) nor of a hyphenated name ("11-09-teensUser34").
+_NUMBER = r"[$€£]?\d+(?:[.,:/-]\d+)*(?:%|st|nd|rd|th|s|k|am|pm)?(?![\w-])"
+# Contractions and hyphenated words stay whole ("don't", "anti-establishment"), as in ARK-Twitter
+_WORD = r"\w+(?:['’-]\w+)*"
+_ABBREV = r"(?:[A-Za-z]\.){2,}|\b(?:mr|mrs|ms|dr|sr|jr|rep|sen|st)\.|\bw/o?(?=\s|$)"  # U.S. Mr. w/
+_ENTITY = r"&(?:amp|lt|gt|quot);"  # HTML entities as Twitter's API sends them
+_ARROW = r"<*[-=]+>+|<+[-=]+"  # -> --> <-- =>
+# Runs of sentence punctuation and quotes stay together ('..."', '!:', '",'), as in twokenize
+_PUNCT_RUN = r"[.?!,…'\"“”‘’:;]{2,}|-{2,}|\*+|[^\w\s]"
 
 _TOKEN = re.compile(
     "|".join(
@@ -52,6 +58,8 @@ _TOKEN = re.compile(
             _HASHTAG,
             _EMOTICON,
             _EMOJI,
+            _ENTITY,
+            _ARROW,
             _ABBREV,
             _NUMBER,
             _WORD,
@@ -60,6 +68,14 @@ _TOKEN = re.compile(
     ),
     re.UNICODE | re.IGNORECASE,
 )
+
+
+_EMOTICON_ONLY = re.compile(_EMOTICON, re.UNICODE | re.IGNORECASE)
+
+
+def is_emoticon(text: str) -> bool:
+    """True for a whole emoticon such as ':)', ':-(' or '<3'."""
+    return _EMOTICON_ONLY.fullmatch(text) is not None
 
 
 def tokenize(text: str) -> list[Span]:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from nlp_models.pos.tokenizer import tokenize
+from nlp_models.pos.tokenizer import is_emoticon, tokenize
 
 
 def words(text: str) -> list[str]:
@@ -39,3 +39,25 @@ def test_punctuation_runs_and_numbers():
     assert words("wait... what?!? $5.99 at 5pm") == [
         "wait", "...", "what", "?!?", "$5.99", "at", "5pm",
     ]
+
+
+def test_hyphenated_words_and_numbers_stay_whole_as_in_ark_twitter():
+    assert words("anti-establishment top-25 6-8 at 8:30 or 8pm 2pac 11-09-teensUser34") == [
+        "anti-establishment", "top-25", "6-8", "at", "8:30", "or", "8pm", "2pac",
+        "11-09-teensUser34",
+    ]
+
+
+def test_titles_w_slash_entities_and_arrows_are_tokens():
+    assert words("Mr. Smith w/ St. Louis &amp; co -> go <-- now") == [
+        "Mr.", "Smith", "w/", "St.", "Louis", "&amp;", "co", "->", "go", "<--", "now",
+    ]
+
+
+def test_runs_of_sentence_punctuation_and_quotes_stay_together_as_in_twokenize():
+    assert words('yes..." no!: "hi", **') == ['yes', '..."', 'no', '!:', '"', 'hi', '",', '**']
+
+
+def test_is_emoticon_is_true_for_a_whole_emoticon_only():
+    assert is_emoticon(":-)") and is_emoticon("<3")
+    assert not is_emoticon("8pm") and not is_emoticon("***")

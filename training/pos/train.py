@@ -36,11 +36,22 @@ def load_config(path: str | Path) -> dict:
         return tomllib.load(f)
 
 
+def conll_path(split: str, root: Path) -> Path:
+    """A config's split name as a file: "ritter/train" is in the shared data (`root`);
+    "data/pos/ud_ewt/all" (made by `python -m training data pos`) is under the repository."""
+    base = REPO_ROOT if split.startswith("data/") else root
+    return base / f"{split}.conll"
+
+
 def load_split(spec: dict[str, str], root: Path) -> list[Sentence]:
     """{"ritter/train": "ptb", ...} -> sentences tagged with their head."""
     out = []
-    for rel, head in spec.items():
-        out += read_conll(root / f"{rel}.conll", head)
+    for split, head in spec.items():
+        path = conll_path(split, root)
+        if not path.exists():
+            hint = " (python -m training data pos makes it)" if split.startswith("data/") else ""
+            raise SystemExit(f"{path} not found{hint}")
+        out += read_conll(path, head)
     return out
 
 
@@ -137,7 +148,7 @@ def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: 
     newswire = load_split(dc.get("newswire", {}), root)
     dev = {rel: load_split({rel: head}, root) for rel, head in dc["dev"].items()}
     used = [*dc["train"], *dc.get("newswire", {}), *dc["dev"]]
-    record_run(out, config_path, cfg, [root / f"{rel}.conll" for rel in used]
+    record_run(out, config_path, cfg, [conll_path(split, root) for split in used]
                + ([REPO_ROOT / cfg["model"]["pretrained"]] if cfg["model"].get("pretrained")
                   else []))
     if quick:
