@@ -3,7 +3,9 @@
     python -m bench pos-peer [--data FILE.conll --tagset ptb|ark ...] [--repeats 3]
                              [--ark-decoder greedy|viterbi]
 
-Both taggers get the gold tokenization of each file. The ARK tagger is
+Both taggers get the gold tokenization of each file; ``raw_text`` repeats the scoring with
+each tweet as text (gold tokens joined by spaces) through each tagger's own tokenizer, as a
+user runs them, where a token tokenized differently from the gold counts as wrong. The ARK tagger is
 ``edu.cmu.cs:ark-tweet-nlp:0.3.2`` from Maven Central with the model shipped in its jar
 (``model.20120919``; deploy/ark.py); ours is the shipped checkpoint (PosPredictor, torch
 threads = 1). Reported per file: token accuracy on ARK tags for both (our ARK head), and
@@ -129,6 +131,59 @@ def top_errors(gold: list[list[str | None]], predicted: list[list[str]], n: int 
     return [[g, p, c] for (g, p), c in errors.most_common(n)]
 
 
+def gold_spans(tokens: list[str]) -> list[tuple[int, int]]:
+    """Character spans of gold tokens in their text, the tokens joined by single spaces."""
+    spans, at = [], 0
+    for tok in tokens:
+        spans.append((at, at + len(tok)))
+        at += len(tok) + 1
+    return spans
+
+
+def locate(text: str, tokens: list[str]) -> list[tuple[int, int] | None]:
+    """Spans of a tokenizer's output tokens found left to right in `text`; None for a token
+    the tokenizer rewrote (the ARK tokenizer unescapes HTML entities)."""
+    spans: list[tuple[int, int] | None] = []
+    at = 0
+    for tok in tokens:
+        i = text.find(tok, at)
+        spans.append(None if i < 0 else (i, i + len(tok)))
+        at = at if i < 0 else i + len(tok)
+    return spans
+
+
+def on_gold_tokens(gold_tokens: list[str], tagged: list[tuple[tuple[int, int] | None, str]]
+                   ) -> list[str | None]:
+    """Each gold token's predicted tag when the tokenizer produced exactly that token, else
+    None (scored as wrong)."""
+    by_span = {span: tag for span, tag in tagged if span is not None}
+    return [by_span.get(span) for span in gold_spans(gold_tokens)]
+
+
+def raw_text_scores(predictor, settings, tokens: list[list[str]], gold: list[list[str | None]],
+                    decoder: str) -> dict:
+    """Both taggers on raw text, as a user runs them: each tweet's gold tokens joined by
+    spaces, tokenized by each tagger's own tokenizer; a gold token counts as right only if
+    the tokenizer produced exactly it and the tag is right."""
+    from deploy import ark
+
+    texts = [" ".join(t) for t in tokens]
+    ours = [on_gold_tokens(t, [((x.start, x.end), x.ark) for x in r.tokens])
+            for t, r in zip(tokens, predictor.tag_texts(texts), strict=True)]
+    ark_tweets = ark.tag_texts(settings, texts, decoder)
+    theirs = [on_gold_tokens(t, list(zip(locate(text, [w for w, _ in tw]),
+                                         [tag for _, tag in tw], strict=True)))
+              for t, text, tw in zip(tokens, texts, ark_tweets, strict=True)]
+    n = sum(map(len, tokens))
+    return {
+        "accuracy": {"ours": _acc(*score(gold, ours)), "ark": _acc(*score(gold, theirs))},
+        "tokens_tokenized_as_gold": {
+            name: round(100 * sum(t is not None for row in tags for t in row) / n, 2)
+            for name, tags in (("ours", ours), ("ark", theirs))},
+        "paired": paired(gold, ours, theirs),
+    }
+
+
 def _acc(correct: int, total: int) -> float | None:
     return round(100 * correct / total, 2) if total else None
 
@@ -217,6 +272,7 @@ def run(datasets: list[tuple[str, str]] | None = None, repeats: int = 3,
                          "ark": _acc(*score(gold, ark_run.tags))},
         }
         row["paired"] = paired(gold, ours_ark, ark_run.tags)
+        row["raw_text"] = raw_text_scores(predictor, settings, tokens, gold, decoder)
         row["top_errors_gold_predicted"] = {"ours": top_errors(gold, ours_ark),
                                             "ark": top_errors(gold, ark_run.tags)}
         if tagset == "ptb":

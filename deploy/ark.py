@@ -105,3 +105,31 @@ def tag(settings: Settings, sentences: list[list[str]], decoder: str = "greedy",
                           f"({len(tags)} tagged sentences for {len(sentences)})")
     return ArkRun(tags, wall, timings["load_model_s"], timings["passes_s"],
                   timings["passes_cpu_s"], timings["warmup_s"])
+
+
+def tag_texts(settings: Settings, texts: list[str], decoder: str = "greedy"
+              ) -> list[list[tuple[str, str]]]:
+    """(token, ARK tag) per tweet for raw one-line texts, tokenized by the ARK tagger's own
+    Twokenize (as ``RunTagger`` does with text input); one untimed pass."""
+    if any("\n" in t or "\r" in t for t in texts):
+        raise ValueError("texts must be single lines")
+    with tempfile.TemporaryDirectory(prefix="ark-tagger-") as tmp:
+        raw = Path(tmp) / "input.txt"
+        raw.write_text("".join(f"{t}\n" for t in texts), encoding="utf-8")
+        proc = subprocess.run([*command(settings), "--model", MODEL, "--decoder", decoder,
+                               "--repeats", "0", "--warmup-tokens", "0", "--raw", str(raw)],
+                              capture_output=True, timeout=3600)
+    if proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", "replace")
+        raise DeployError(f"the ARK tagger failed (exit {proc.returncode}):\n{err[-3000:]}")
+    tweets: list[list[tuple[str, str]]] = [[]]
+    for line in proc.stdout.decode("utf-8").split("\n"):
+        if line:
+            token, tag = line.rsplit("\t", 1)
+            tweets[-1].append((token, tag))
+        else:
+            tweets.append([])
+    tweets = tweets[: len(texts)]
+    if len(tweets) != len(texts):
+        raise DeployError(f"the ARK tagger tagged {len(tweets)} texts of {len(texts)}")
+    return tweets

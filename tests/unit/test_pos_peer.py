@@ -4,7 +4,14 @@ import shutil
 
 import pytest
 
-from bench.pos_peer import ark_gold_tags, paired, score, without_chat_artifacts
+from bench.pos_peer import (
+    ark_gold_tags,
+    locate,
+    on_gold_tokens,
+    paired,
+    score,
+    without_chat_artifacts,
+)
 from services.settings import REPO_ROOT, Settings
 from training.pos.data import Sentence, read_conll
 from training.pos.tagmap import ark_gold, read_tagmap
@@ -82,3 +89,27 @@ def test_the_real_ark_tagger_is_accurate_on_tweets_it_was_trained_on():
     correct, total = score([s.tags for s in sents], run.tags)
     assert total == 957 and correct / total > 0.9
     assert len(run.passes_s) == 2 and run.load_model_s > 0
+
+
+def test_raw_text_scoring_counts_a_token_split_differently_as_wrong():
+    gold = ["top-25", "&gt;", "lol"]  # text "top-25 &gt; lol"
+    # a tokenizer that splits the hyphen and unescapes the entity
+    theirs = ["top", "-", "25", ">", "lol"]
+    spans = locate("top-25 &gt; lol", theirs)
+    assert spans == [(0, 3), (3, 4), (4, 6), None, (12, 15)]
+    tags = on_gold_tokens(gold, list(zip(spans, ["A", ",", "$", "&", "!"], strict=True)))
+    assert tags == [None, None, "!"]
+    assert on_gold_tokens(gold, [((0, 6), "A"), ((7, 11), "G"), ((12, 15), "!")]) == [
+        "A", "G", "!"]
+
+
+@pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
+                    reason="needs Java 17 and Maven (the ARK jar comes from Maven Central)")
+@pytest.mark.slow
+def test_the_real_ark_tagger_tokenizes_raw_text_itself():
+    from deploy import ark
+
+    (tweet,) = ark.tag_texts(Settings.from_env(), ["@bob lol u r sooo funny :) http://t.co/x"])
+    assert [t for t, _ in tweet] == ["@bob", "lol", "u", "r", "sooo", "funny", ":)",
+                                     "http://t.co/x"]
+    assert [tag for _, tag in tweet][:1] + [tag for _, tag in tweet][-2:] == ["@", "E", "U"]

@@ -1,6 +1,7 @@
 package nlp.local;
 
 import cmu.arktweetnlp.Tagger;
+import cmu.arktweetnlp.Twokenize;
 import cmu.arktweetnlp.impl.ModelSentence;
 import cmu.arktweetnlp.impl.Sentence;
 import cmu.arktweetnlp.io.CoNLLReader;
@@ -8,15 +9,20 @@ import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
  * Tags pre-tokenized tweets with the ARK tagger and times it without the JVM start-up.
  *
  * <p>Usage: {@code ArkTagConll [--model M] [--decoder greedy|viterbi] [--repeats N]
- * [--warmup-tokens W] IN.conll}.
- * IN.conll has one token per line (TOKEN TAB anything), a blank line after each tweet; the
- * gold tokenization is kept (no Twokenize). The model (default: the one shipped in the jar,
+ * [--warmup-tokens W] [--raw] IN}.
+ * IN is CoNLL: one token per line (TOKEN TAB anything), a blank line after each tweet; the
+ * gold tokenization is kept (no Twokenize). With {@code --raw}, IN holds one raw tweet per
+ * line, tokenized with the tagger's own Twokenize as RunTagger's text mode does, and each
+ * output line is TOKEN TAB TAG. The model (default: the one shipped in the jar,
  * {@code /cmu/arktweetnlp/model.20120919}, as RunTagger) is loaded once; then the tweets are
  * tagged in this JVM, feature extraction and decoding exactly as RunTagger's CoNLL mode
  * does: pass 0 runs on a cold JIT; further untimed passes follow until W tokens (default
@@ -44,31 +50,44 @@ public final class ArkTagConll {
     }
   }
 
+  /** One tweet per line, tokenized by Twokenize (HTML entities unescaped first). */
+  private static List<Sentence> readRaw(String input) throws java.io.IOException {
+    List<Sentence> sentences = new ArrayList<>();
+    for (String line : Files.readAllLines(Path.of(input), StandardCharsets.UTF_8)) {
+      Sentence sentence = new Sentence();
+      sentence.tokens = Twokenize.tokenizeRawTweetText(line);
+      sentences.add(sentence);
+    }
+    return sentences;
+  }
+
   public static void main(String[] args) throws Exception {
     String model = "/cmu/arktweetnlp/model.20120919";
     String decoder = "greedy";
     int repeats = 3;
     long warmupTokens = 20000;
     String input = null;
+    boolean raw = false;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--model" -> model = args[++i];
         case "--decoder" -> decoder = args[++i];
         case "--repeats" -> repeats = Integer.parseInt(args[++i]);
         case "--warmup-tokens" -> warmupTokens = Long.parseLong(args[++i]);
+        case "--raw" -> raw = true;
         default -> input = args[i];
       }
     }
     if (input == null || !(decoder.equals("greedy") || decoder.equals("viterbi"))) {
       System.err.println("usage: ArkTagConll [--model M] [--decoder greedy|viterbi] "
-          + "[--repeats N] [--warmup-tokens W] IN.conll");
+          + "[--repeats N] [--warmup-tokens W] [--raw] IN");
       System.exit(2);
     }
     long t0 = System.nanoTime();
     Tagger tagger = new Tagger();
     tagger.loadModel(model);
     double loadSeconds = (System.nanoTime() - t0) / 1e9;
-    List<Sentence> sentences = CoNLLReader.readFile(input);
+    List<Sentence> sentences = raw ? readRaw(input) : CoNLLReader.readFile(input);
     int tokens = 0;
     for (Sentence s : sentences) {
       tokens += s.T();
@@ -98,9 +117,10 @@ public final class ArkTagConll {
     }
     PrintWriter out = new PrintWriter(
         new OutputStreamWriter(System.out, StandardCharsets.UTF_8), false);
-    for (int[] tweet : labels) {
-      for (int label : tweet) {
-        out.println(tagger.model.labelVocab.name(label));
+    for (int k = 0; k < labels.length; k++) {
+      for (int t = 0; t < labels[k].length; t++) {
+        String tag = tagger.model.labelVocab.name(labels[k][t]);
+        out.println(raw ? sentences.get(k).tokens.get(t) + "\t" + tag : tag);
       }
       out.println();
     }
