@@ -19,9 +19,10 @@ without the post, so copying gains.
 Whole words (English, when the checkpoint's meta has `known_words`). Copying works on
 subwords, so a copied first piece can be finished with a generated one: `sour` + `or` ->
 `souror`, a word nobody wrote. A hypothesis is kept only if each of its words occurs in the
-post or in a training hashtag (`known_words`), and every content word of the post is offered
-as a one-hashtag candidate of its own, scored by the model like the beam's hypotheses; so a
-whole word of the post competes even when the beam only found its first piece.
+post or in a training hashtag (`known_words`), and every content word of the post, and every
+two adjacent ones joined, is offered as a one-hashtag candidate of its own, scored by the
+model like the beam's hypotheses; so a whole word of the post competes even when the beam
+only found its first piece.
 
 λ, `known_words` and the served threshold `min_score` (hashtags of a sequence scoring below
 it are not shown) are chosen on dev sets and stored in the checkpoint's meta by
@@ -156,8 +157,8 @@ class HashtagPredictor:
             kept.append([h for h in post if all(
                 w == SEPARATOR or w in self.known or w in words
                 for w in self.vocab.decode_words(h.tokens))])
-        rows = [(i, self.vocab.encode_words([w])[: self.cfg.max_target - 1])
-                for i, text in enumerate(texts) for w in post_candidates(text)]
+        rows = [(i, self.vocab.encode_words(words)[: self.cfg.max_target - 1])
+                for i, text in enumerate(texts) for words in post_candidates(text)]
         if rows:
             index = torch.tensor([i for i, _ in rows])
             logp = sequence_log_probs(self.model, ids[index], segs[index], [t for _, t in rows])

@@ -130,9 +130,16 @@ def post_words(text: str) -> set[str]:
     return set(_POST_WORD.findall(text.replace("<url>", " ").replace("@user", " ").lower()))
 
 
-def post_candidates(text: str) -> list[str]:
-    """Words of an English post that could be a hashtag on their own, in text order: at
-    least 3 characters, not all digits, not a function word."""
+def post_candidates(text: str) -> list[list[str]]:
+    """Hashtags to offer straight from an English post, each as its list of words, in text
+    order: every content word (at least 3 characters, not all digits, not a function word)
+    on its own, then every two adjacent content words as one hashtag ("boston marathon" ->
+    #bostonmarathon), the way people join names and phrases into a tag."""
     seen = _POST_WORD.findall(text.replace("<url>", " ").replace("@user", " ").lower())
-    return [w for w in dict.fromkeys(seen)
-            if len(w) >= 3 and not w.isdigit() and w not in FUNCTION_WORDS]
+
+    def content(w: str) -> bool:
+        return len(w) >= 3 and not w.isdigit() and w not in FUNCTION_WORDS
+
+    singles = [[w] for w in dict.fromkeys(seen) if content(w)]
+    pairs = [[a, b] for a, b in dict.fromkeys(zip(seen, seen[1:])) if content(a) and content(b)]
+    return singles + pairs

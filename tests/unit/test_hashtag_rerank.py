@@ -122,7 +122,7 @@ def english_predictor(tmp_path, known: list[str]) -> HashtagPredictor:
     return HashtagPredictor(tmp_path / "en.pt")
 
 
-def test_whole_words_drop_made_up_words_and_offer_each_content_word_of_the_post(tmp_path):
+def test_whole_words_drop_made_up_words_and_offer_the_post_s_content_words(tmp_path):
     predictor = english_predictor(tmp_path, known=["strong", "love"])
     text = "Boston marathon is on today"
     ids, segs, _ = encode_sources([text], predictor.vocab, predictor.cfg)
@@ -131,9 +131,10 @@ def test_whole_words_drop_made_up_words_and_offer_each_content_word_of_the_post(
     kept = predictor._whole_words(hyps, [text], ids, segs)[0]
     as_words = [predictor.vocab.decode_words(h.tokens) for h in kept]
     # known or post words survive; a glued non-word and an unknown word do not; then the
-    # post's content words, each scored by the model
+    # post's content words and adjacent pairs of them ("is on" are function words), each
+    # scored by the model
     assert as_words == [["boston", "strong"], ["love", "#", "marathon"], ["boston"],
-                        ["marathon"], ["today"]]
+                        ["marathon"], ["today"], ["boston", "marathon"]]
     assert all(h.logprob < 0 for h in kept[2:])
 
 
