@@ -141,5 +141,6 @@ def post_candidates(text: str) -> list[list[str]]:
         return len(w) >= 3 and not w.isdigit() and w not in FUNCTION_WORDS
 
     singles = [[w] for w in dict.fromkeys(seen) if content(w)]
-    pairs = [[a, b] for a, b in dict.fromkeys(zip(seen, seen[1:])) if content(a) and content(b)]
+    adjacent = dict.fromkeys(zip(seen, seen[1:], strict=False))
+    pairs = [[a, b] for a, b in adjacent if content(a) and content(b)]
     return singles + pairs
