@@ -3,6 +3,8 @@ written here in the treebanks' format."""
 
 import json
 
+import pytest
+
 from training.pos.data import read_conll
 from training.pos.treebanks import build, map_tag
 
@@ -70,3 +72,13 @@ def test_gum_keeps_only_openly_licensed_genres(tmp_path):
         (sources / f"{name}.conllu").write_text(one, encoding="utf-8")
     summary = build(tmp_path / "out", None, tmp_path / "gum", {})
     assert summary["ud_gum"]["documents"] == 2  # news and vlog; wikiHow and fiction are NC
+
+
+def test_config_splits_under_data_are_repository_files_with_a_hint_when_missing(tmp_path):
+    from training.paths import REPO_ROOT
+    from training.pos.train import conll_path, load_split
+
+    assert conll_path("ritter/train", tmp_path) == tmp_path / "ritter" / "train.conll"
+    assert conll_path("data/pos/ud_ewt/all", tmp_path) == REPO_ROOT / "data/pos/ud_ewt/all.conll"
+    with pytest.raises(SystemExit, match="python -m training data pos"):
+        load_split({"data/pos/no_such_treebank/all": "ptb"}, tmp_path)
