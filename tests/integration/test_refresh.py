@@ -176,7 +176,9 @@ def test_publish_and_rollback_under_traffic_lose_nothing_and_switch_versions(
     tmp_path: Path,
 ) -> None:
     repo = Path(refresh_triton.model_repository)
-    shipped = repo / "pos_tagger" / "2" / "pos_tagger.pt"
+    serving = max(int(p.name) for p in (repo / "pos_tagger").iterdir() if p.name.isdigit())
+    old, new = str(serving), str(serving + 1)  # the shipped version and the one published here
+    shipped = repo / "pos_tagger" / old / "pos_tagger.pt"
     triton = f"--triton={refresh_triton.http_url}"
     run = PipelineRun.create(Settings.from_env(), "refresh",
                              NLP_TRITON_GRPC_PORT=str(refresh_triton.grpc_port),
@@ -191,16 +193,16 @@ def test_publish_and_rollback_under_traffic_lose_nothing_and_switch_versions(
             "publish", "pos_tagger", f"--checkpoint={shipped}", f"--repository={repo}",
             triton, *GATE, check=True)
         switched_up = time.monotonic()
-        assert published["published"] and published["version"] == 3, published
-        assert published["previous_version"] == 2 and published["gate"]["passed"]
-        card = json.loads((repo / "pos_tagger" / "3" / "card.json").read_text())
+        assert published["published"] and published["version"] == serving + 1, published
+        assert published["previous_version"] == serving and published["gate"]["passed"]
+        card = json.loads((repo / "pos_tagger" / new / "card.json").read_text())
         assert card["files"]["pos_tagger.pt"]["sha256"] == _sha256(shipped)
         time.sleep(5)
         rolling_back = time.monotonic()
         status, back, _ = training_cli("rollback", "pos_tagger", f"--repository={repo}", triton,
                                        check=True)
         switched_back = time.monotonic()
-        assert back["version"] == 2 and back["previous_version"] == 3, back
+        assert back["version"] == serving and back["previous_version"] == serving + 1, back
         time.sleep(5)
     finally:
         traffic.stop.set()
@@ -223,20 +225,21 @@ def test_publish_and_rollback_under_traffic_lose_nothing_and_switch_versions(
                       "direct_failed": len(traffic.errors),
                       "direct_by_version": {v: traffic.versions.count(v)
                                             for v in sorted(set(traffic.versions))},
-                      "posts_sent_while_3_served": len(after_up),
+                      "posts_sent_while_new_served": len(after_up),
                       "posts_sent_after_rollback": len(after_back),
                       "articles": len(traffic.articles),
                       "articles_dead_lettered": len(article_letters)}))
     assert not traffic.errors, traffic.errors[:3]
-    assert {"2", "3"} <= set(traffic.versions)
+    assert {old, new} <= set(traffic.versions)
     assert outcome["lost"] == 0 and outcome["good_dead_lettered"] == 0, outcome
     assert outcome["duplicate_documents"] == 0, outcome
     assert traffic.articles and article_letters == []
     assert "failed (attempt" not in worker.log(), "the worker retried a request"
     assert after_up and after_back
-    assert {docs[i]["pos_model"]["version"] for i in after_up} == {"3"}
-    assert {docs[i]["pos_model"]["version"] for i in after_back} == {"2"}
-    assert visible(repo / "pos_tagger") == ["2", "config.pbtxt", "retired-3"]
+    assert {docs[i]["pos_model"]["version"] for i in after_up} == {new}
+    assert {docs[i]["pos_model"]["version"] for i in after_back} == {old}
+    # two versions are kept on disk, so any older one was removed by the publish
+    assert visible(repo / "pos_tagger") == [old, "config.pbtxt", f"retired-{new}"]
 
 
 def test_a_checkpoint_trained_for_a_handful_of_steps_is_refused_with_its_metrics(
