@@ -145,6 +145,9 @@ def test_publish_refuses_a_checkpoint_of_another_model(repository: Path) -> None
 
 
 def test_rollback_without_an_earlier_version_says_so(repository: Path) -> None:
+    mdir = ModelDir.of("pos_tagger", repository)
+    for version in mdir.versions()[:-1]:  # leave only the serving version
+        shutil.rmtree(mdir.version_dir(version))
     with pytest.raises(PublishError, match="no earlier version"):
         rollback("pos_tagger", options=Options(repository))
 
