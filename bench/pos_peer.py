@@ -131,15 +131,6 @@ def top_errors(gold: list[list[str | None]], predicted: list[list[str]], n: int 
     return [[g, p, c] for (g, p), c in errors.most_common(n)]
 
 
-def gold_spans(tokens: list[str]) -> list[tuple[int, int]]:
-    """Character spans of gold tokens in their text, the tokens joined by single spaces."""
-    spans, at = [], 0
-    for tok in tokens:
-        spans.append((at, at + len(tok)))
-        at += len(tok) + 1
-    return spans
-
-
 def locate(text: str, tokens: list[str]) -> list[tuple[int, int] | None]:
     """Spans of a tokenizer's output tokens found left to right in `text`; None for a token
     the tokenizer rewrote (the ARK tokenizer unescapes HTML entities)."""
@@ -152,20 +143,13 @@ def locate(text: str, tokens: list[str]) -> list[tuple[int, int] | None]:
     return spans
 
 
-def on_gold_tokens(gold_tokens: list[str], tagged: list[tuple[tuple[int, int] | None, str]]
-                   ) -> list[str | None]:
-    """Each gold token's predicted tag when the tokenizer produced exactly that token, else
-    None (scored as wrong)."""
-    by_span = {span: tag for span, tag in tagged if span is not None}
-    return [by_span.get(span) for span in gold_spans(gold_tokens)]
-
-
 def raw_text_scores(predictor, settings, tokens: list[list[str]], gold: list[list[str | None]],
                     decoder: str) -> dict:
     """Both taggers on raw text, as a user runs them: each tweet's gold tokens joined by
     spaces, tokenized by each tagger's own tokenizer; a gold token counts as right only if
     the tokenizer produced exactly it and the tag is right."""
     from deploy import ark
+    from training.pos.evaluate import on_gold_tokens
 
     texts = [" ".join(t) for t in tokens]
     ours = [on_gold_tokens(t, [((x.start, x.end), x.ark) for x in r.tokens])

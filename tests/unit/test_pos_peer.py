@@ -7,13 +7,13 @@ import pytest
 from bench.pos_peer import (
     ark_gold_tags,
     locate,
-    on_gold_tokens,
     paired,
     score,
     without_chat_artifacts,
 )
 from services.settings import REPO_ROOT, Settings
 from training.pos.data import Sentence, read_conll
+from training.pos.evaluate import on_gold_tokens
 from training.pos.tagmap import ark_gold, read_tagmap
 
 TSV = (
