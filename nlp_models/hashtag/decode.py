@@ -93,14 +93,17 @@ def greedy(model: SegTrm, ids: torch.Tensor, segs: torch.Tensor,
 
 @torch.no_grad()
 def sequence_log_probs(model: SegTrm, ids: torch.Tensor, segs: torch.Tensor,
-                       sequences: list[list[int]]) -> torch.Tensor:
-    """log p(sequence [SEP] | post) of one given token sequence per source row (B, L): (B,).
-    The same quantity beam search accumulates, computed by teacher forcing."""
+                       sequences: list[list[int]],
+                       source_of: torch.Tensor | None = None) -> torch.Tensor:
+    """log p(sequence [SEP] | post) of given token sequences (B,): the same quantity beam
+    search accumulates, computed by teacher forcing. One sequence per source row (B, L), or,
+    with `source_of` (B,), sequence i against source row source_of[i] of fewer posts (each
+    encoded once)."""
     model.eval()
     targets = pad([s + [SEP] for s in sequences])
     y_in = pad([[S] + s for s in sequences])
     real = targets != PAD
-    logp = model.target_log_probs(ids, segs, y_in, real)
+    logp = model.target_log_probs(ids, segs, y_in, real, source_of)
     per_token = torch.zeros(targets.shape)
     per_token[real] = logp.gather(1, targets[real][:, None]).squeeze(1)
     return per_token.sum(1)

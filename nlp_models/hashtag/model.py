@@ -338,12 +338,17 @@ class SegTrm(nn.Module):
         return CopyHead.mix(self.logits(h).softmax(-1), a, p_gen, src_ids)
 
     def target_log_probs(self, ids: torch.Tensor, segs: torch.Tensor, y_in: torch.Tensor,
-                         real: torch.Tensor) -> torch.Tensor:
+                         real: torch.Tensor, source_of: torch.Tensor | None = None
+                         ) -> torch.Tensor:
         """Teacher-forced log-distributions of the next token at the target positions set in
         the bool mask `real` (B, T), for source (B, L) and decoder input [S] y1.. (B, T):
         (R, V), R = real.sum(). Only real positions are projected onto the vocabulary: the
-        projection is the largest matrix product, and padding would be a third of it."""
+        projection is the largest matrix product, and padding would be a third of it.
+        `source_of` (B,) scores several targets against fewer sources (S, L): target row i
+        reads source row source_of[i], and each source is encoded once."""
         enc = self.encode(ids, segs)
+        if source_of is not None:
+            enc, ids = enc[source_of], ids[source_of]
         mem, mem_valid = self.memory(enc, ids)
         h, _ = self.decode_step(y_in, 0, None, self.cross_keys_values(mem), mem_valid)
         if self.copy is None:

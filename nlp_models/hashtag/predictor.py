@@ -160,16 +160,16 @@ class HashtagPredictor:
         rows = [(i, self.vocab.encode_words(words)[: self.cfg.max_target - 1])
                 for i, text in enumerate(texts) for words in post_candidates(text)]
         if rows:
-            index = torch.tensor([i for i, _ in rows])
-            logp = sequence_log_probs(self.model, ids[index], segs[index], [t for _, t in rows])
+            source_of = torch.tensor([i for i, _ in rows])
+            logp = sequence_log_probs(self.model, ids, segs, [t for _, t in rows], source_of)
             for (i, tokens), lp in zip(rows, logp.tolist(), strict=True):
                 kept[i].append(Hypothesis(tokens, lp, True, LENGTH_PENALTY))
         return kept
 
     def _empty_post_log_probs(self, sequences: list[list[int]]) -> torch.Tensor:
         ids, segs, _ = encode_sources([""], self.vocab, self.cfg)
-        n = len(sequences)
-        return sequence_log_probs(self.model, ids.expand(n, -1), segs.expand(n, -1), sequences)
+        source_of = torch.zeros(len(sequences), dtype=torch.long)  # the one empty post
+        return sequence_log_probs(self.model, ids, segs, sequences, source_of)
 
     def result(self, candidates: list[Candidate], weight: float, n_best: int,
                truncated: bool) -> Generated:

@@ -124,10 +124,16 @@ def normalize_hashtag(tag: str) -> str:
     return "".join(c for c in tag.lower() if not c.isspace() and c != SEPARATOR)
 
 
+def _post_tokens(text: str) -> list[str]:
+    """The lower-case letter/digit runs of an English post in text order, placeholders
+    (<url>, @user) left out."""
+    return _POST_WORD.findall(text.replace("<url>", " ").replace("@user", " ").lower())
+
+
 def post_words(text: str) -> set[str]:
-    """The lower-case letter/digit runs of an English post, placeholders (<url>, @user)
-    left out: a generated hashtag word found here is a copy of the post."""
-    return set(_POST_WORD.findall(text.replace("<url>", " ").replace("@user", " ").lower()))
+    """The words of a post (`_post_tokens`) as a set: a generated hashtag word found here is
+    a copy of the post."""
+    return set(_post_tokens(text))
 
 
 def post_candidates(text: str) -> list[list[str]]:
@@ -135,7 +141,7 @@ def post_candidates(text: str) -> list[list[str]]:
     order: every content word (at least 3 characters, not all digits, not a function word)
     on its own, then every two adjacent content words as one hashtag ("boston marathon" ->
     #bostonmarathon), the way people join names and phrases into a tag."""
-    seen = _POST_WORD.findall(text.replace("<url>", " ").replace("@user", " ").lower())
+    seen = _post_tokens(text)
 
     def content(w: str) -> bool:
         return len(w) >= 3 and not w.isdigit() and w not in FUNCTION_WORDS

@@ -38,6 +38,18 @@ def test_teacher_forced_log_prob_equals_the_sum_of_the_beams_cached_steps(copy):
         assert forced[post].item() == pytest.approx(total, abs=1e-4)
 
 
+@pytest.mark.parametrize("copy", [False, True])
+def test_scoring_many_sequences_against_one_encoded_post_equals_one_row_each(copy):
+    m = model(copy)
+    rows = [layout(list(range(10, 10 + n)), m.cfg) for n in (7, 2)]
+    ids, segs = pad([r[0] for r in rows]), pad([r[1] for r in rows])
+    sequences = [[12, 30, 11], [31], [14, 15]]
+    source_of = torch.tensor([0, 1, 0])
+    shared = sequence_log_probs(m, ids, segs, sequences, source_of)
+    one_each = sequence_log_probs(m, ids[source_of], segs[source_of], sequences)
+    assert torch.allclose(shared, one_each, atol=1e-5)
+
+
 def candidate(tokens, logprob, prior) -> Candidate:
     return Candidate(Hypothesis(tokens, logprob, True, 0.6), prior)
 
