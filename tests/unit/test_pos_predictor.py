@@ -37,3 +37,16 @@ def test_raw_texts_are_tokenized_with_offsets_and_long_ones_flagged(tmp_path):
     assert short.tokens[0].ptb and short.tokens[0].ark  # both heads tag every token
     assert empty.tokens == () and not empty.truncated
     assert long.truncated and len(long.tokens) == 128
+
+
+def test_a_hashtag_is_HT_in_the_ptb_tagset_and_left_to_the_model_in_ark(tmp_path):
+    path = tmp_path / "tagger.pt"
+    save_checkpoint(path, make_model("dcnn"), VOCABS, {})
+    predictor = PosPredictor(path)
+    sentence = ["#Blessed", "#win", "#6", "#", "to"]
+    tagged = predictor.tag_tokens([sentence])[0]
+    untouched = predictor.model.tag_all(*encode_tokens([sentence], VOCABS))
+    assert tagged["ptb"][:2] == ["HT", "HT"]
+    ptb_itos, ark_itos = VOCABS.tags["ptb"].itos, VOCABS.tags["ark"].itos
+    assert tagged["ptb"][2:] == [ptb_itos[j] for j in untouched["ptb"][0, 2:5].tolist()]
+    assert tagged["ark"] == [ark_itos[j] for j in untouched["ark"][0, :5].tolist()]
