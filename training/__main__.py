@@ -118,6 +118,9 @@ def main(argv: list[str] | None = None) -> None:
     p_eval.add_argument("--unsupported-penalty", type=float, metavar="X",
                         help="headline (English): log-probability a name the article lacks "
                              "costs in the beam (default: the checkpoint's)")
+    p_eval.add_argument("--length-penalty", type=float, metavar="A",
+                        help="headline: alpha of beam search's length penalty (default: the "
+                             "checkpoint's, else per language: decode.length_penalty)")
     p_eval.add_argument("--prior-weight", type=float, metavar="W",
                         help="hashtag: re-rank with log p(y|post) - W log p(y|empty post) "
                         "(default: the checkpoint's, set by `tune hashtag`)")
@@ -195,8 +198,9 @@ def main(argv: list[str] | None = None) -> None:
     p_insp.add_argument("--model", help="dcnn checkpoint (default: the shipped one)")
 
     p_ww = sub.add_parser("whole-words", help="headline (English full generator): copy a "
-                          "checkpoint with its training word list, which turns the whole-word "
-                          "rule of decoding on (nlp_models/headline/wholewords.py)")
+                          "checkpoint with its decoding settings: the training word list, which "
+                          "turns the whole-word rule on (nlp_models/headline/wholewords.py), the "
+                          "unsupported-name and length penalties")
     p_ww.add_argument("--checkpoint", required=True)
     p_ww.add_argument("--out", required=True, help="e.g. runs/<run>_ww/best.pt")
     p_ww.add_argument("--train-data", action="append", metavar="FILE",
@@ -204,6 +208,9 @@ def main(argv: list[str] | None = None) -> None:
     p_ww.add_argument("--unsupported-penalty", type=float, default=0.0, metavar="X",
                       help="also store the faithfulness penalty decoding applies to names the "
                            "article lacks (wholewords.py; 0 = off)")
+    p_ww.add_argument("--length-penalty", type=float, metavar="A",
+                      help="also store beam search's length-penalty alpha (default: the "
+                           "language's, decode.length_penalty)")
 
     p_tune = sub.add_parser("tune", help="hashtag: choose the served prior weight and "
                             "threshold on dev sets; writes a checkpoint carrying them")
@@ -290,9 +297,9 @@ def main(argv: list[str] | None = None) -> None:
         from training.headline.evaluate import default_training_files
         from training.headline.quality import add_word_list
 
-        print(json.dumps(add_word_list(args.checkpoint, args.out,
-                                       args.train_data or default_training_files("en"),
-                                       args.unsupported_penalty)))
+        print(json.dumps(add_word_list(args.checkpoint, args.out, args.train_data,
+                                       args.unsupported_penalty, args.length_penalty,
+                                       default_training_files("en"))))
     elif args.command == "tune":
         from training.hashtag.tune import tune
 
@@ -367,7 +374,8 @@ def headline_command(args: argparse.Namespace) -> None:
 
         print(json.dumps(evaluate_headline(args.data, args.model, args.beam or 4, args.lang,
                                            args.allow_repeats, args.predictions,
-                                           args.train_data, args.unsupported_penalty)))
+                                           args.train_data, args.unsupported_penalty,
+                                           args.length_penalty)))
     elif args.command == "evaluate":
         from training.headline.evaluate import evaluate_constrained
 

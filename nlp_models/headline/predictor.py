@@ -81,7 +81,8 @@ class HeadlinePredictor:
         self.model, self.vocab, self.lang, self.kind = model, vocab, lang, kind
         self.meta = meta or {}
         self.cfg = model.cfg
-        self.alpha = length_penalty(kind, lang)  # beam search's
+        # beam search's length preference: the checkpoint's if its run chose one
+        self.alpha = self.meta.get("length_penalty", length_penalty(kind, lang))
         self.min_tokens = MIN_TOKENS[lang]  # and its shortest headline
         self.rule = repeat_rule(vocab, lang)  # and what it may not repeat
         # and, for English, which words it may write and (full headlines) what a name the

@@ -1,11 +1,14 @@
 """degenerate / unsupported on hand-made headlines (training/headline/quality.py)."""
 
+import torch
+
 from training.headline.quality import (
     degenerate_rate,
     degenerate_reasons,
     training_vocabulary,
     unsupported_entities,
     unsupported_rate,
+    vocabulary_from_files,
 )
 
 BRITISH = ("The Prime Minister told Parliament on Tuesday that the government would raise "
@@ -84,3 +87,24 @@ def test_numbers_are_digit_runs_matched_exactly():
     zh_article = "沪指今日涨1.39%，收复10日均线。"
     assert unsupported_entities("沪指涨1.39%收复10日线", zh_article, "zh") == []
     assert unsupported_entities("沪指涨1.3%", "沪指今日涨1.39%。", "zh") == ["1.3"]
+
+
+def test_decoding_settings_are_stored_with_the_checkpoint_and_keep_its_word_list(tmp_path):
+    from nlp_models.headline.predictor import HeadlinePredictor
+    from training.headline.quality import add_word_list
+    from training.paths import REPO_ROOT
+    from training.repository import shipped
+
+    source = shipped("headline_generator", "headline_en.pt")
+    stored = torch.load(source, weights_only=False)["meta"]["whole_words"]
+    out = tmp_path / "run" / "best.pt"
+    add_word_list(source, out, None, unsupported_penalty=1.5, length_penalty=1.4)
+    predictor = HeadlinePredictor.load(out)
+    assert predictor.alpha == 1.4 and predictor.words.unsupported_penalty == 1.5
+    assert predictor.meta["whole_words"] == stored  # no --train-data: the run's own list
+
+    sample = REPO_ROOT / "tests" / "data" / "headline_en_sample.jsonl"
+    add_word_list(source, out, [sample])
+    meta = torch.load(out, weights_only=False)["meta"]
+    assert set(meta["whole_words"]) == vocabulary_from_files([sample], "en")
+    assert "length_penalty" not in meta  # a setting not given is not stored

@@ -88,8 +88,12 @@ def best_headlines(predictor: HeadlinePredictor, pairs: list[Pair], beam: int,
 
 
 def quality(pairs: list[Pair], predictions: list[str], lang: str,
-            train_data: list[str] | None = None, predictions_path: str | None = None) -> dict:
-    """`degenerate` and `unsupported` of the best headlines; writes --predictions."""
+            train_data: list[str] | None = None, predictions_path: str | None = None,
+            known: list[str] | None = None) -> dict:
+    """`degenerate` and `unsupported` of the best headlines; writes --predictions. The
+    training vocabulary of `degenerate` is read from `train_data` if given, else it is the
+    model's own (`known`: the whole-word list its training run stored), else the shared
+    training split's."""
     if predictions_path:
         with open(predictions_path, "w", encoding="utf-8") as f:
             for p, generated in zip(pairs, predictions, strict=True):
@@ -97,6 +101,9 @@ def quality(pairs: list[Pair], predictions: list[str], lang: str,
                                     "generated": generated}, ensure_ascii=False) + "\n")
     articles = [p.article for p in pairs]
     measures = {"unsupported": unsupported_rate(predictions, articles, lang)}
+    if known and not train_data:
+        vocab = set(known)
+        return {"degenerate": degenerate_rate(predictions, articles, vocab, lang), **measures}
     paths = train_data or default_training_files(lang)
     if not paths:  # no shared datasets here (e.g. CI): say so rather than guess
         return {"degenerate": None, "degenerate_note": "no training vocabulary found; pass "
@@ -118,17 +125,21 @@ def evaluate_headline(data: str, model: str | None = None, beam: int = 4,
                       lang: str | None = None, allow_repeats: bool = False,
                       predictions_path: str | None = None,
                       train_data: list[str] | None = None,
-                      unsupported_penalty: float | None = None) -> dict:
+                      unsupported_penalty: float | None = None,
+                      length_penalty: float | None = None) -> dict:
     pairs = read_pairs(data)
     lang = data_language(pairs, lang)
     predictor = load_predictor(model, lang, FULL_MODEL, allow_repeats, unsupported_penalty)
+    if length_penalty is not None:
+        predictor.alpha = length_penalty
     t0 = time.time()
     predictions = best_headlines(predictor, pairs, beam)
     seconds = round(time.time() - t0, 1)
     return {**rouge(predictions, [p.headline for p in pairs], lang), "articles": len(pairs),
             "ald": ald(predictions, [p.headline for p in pairs], lang),
             **_repeats(predictions, lang),
-            **quality(pairs, predictions, lang, train_data, predictions_path),
+            **quality(pairs, predictions, lang, train_data, predictions_path,
+                      predictor.meta.get("whole_words")),
             "model": predictor.name, "lang": lang, "beam": beam,
             "length_penalty": predictor.alpha, "seconds": seconds,
             "unsupported_penalty": predictor.words.unsupported_penalty if predictor.words else 0.0}
@@ -152,7 +163,8 @@ def evaluate_constrained(data: str, strategy: str, model: str | None = None, bea
     return {**rouge(predictions, references, lang), "articles": len(pairs),
             "success_rate": success_rate(predictions, [p.phrase for p in pairs], lang),
             "ald": ald(predictions, references, lang), **_repeats(predictions, lang),
-            **quality(pairs, predictions, lang, train_data, predictions_path),
+            **quality(pairs, predictions, lang, train_data, predictions_path,
+                      predictor.meta.get("whole_words")),
             "model": predictor.name, "strategy": strategy if predictor.kind == "seq2bf" else "he",
             "lang": lang, "beam": beam, "length_penalty": predictor.alpha,
             "seconds": seconds}

@@ -190,28 +190,36 @@ def unsupported_rate(headlines: Sequence[str], articles: Sequence[str], lang: st
     return round(bad / max(len(headlines), 1), 4)
 
 
-def add_word_list(checkpoint: str | Path, out: str | Path, train_data: Sequence[str | Path],
-                  unsupported_penalty: float = 0.0) -> dict:
-    """Copy an English full-generator checkpoint with the training vocabulary of
-    ``train_data`` as its whole-word list (checkpoints trained before the rule existed) and
-    the decoding penalty for names the article lacks; weights unchanged. Writes
-    ``run.json`` beside ``out`` for the model card."""
+def add_word_list(checkpoint: str | Path, out: str | Path,
+                  train_data: Sequence[str | Path] | None, unsupported_penalty: float = 0.0,
+                  length_penalty: float | None = None,
+                  default_data: Sequence[str | Path] = ()) -> dict:
+    """Copy an English full-generator checkpoint with its decoding settings: the whole-word
+    list (the training vocabulary of ``train_data``; without it, the list the checkpoint's
+    run stored, else that of ``default_data``: checkpoints trained before the rule existed),
+    the penalty for names the article lacks and, if given, the length-penalty alpha;
+    weights unchanged. Writes ``run.json`` beside ``out`` for the model card."""
     from training.provenance import file_entry, git_commit, now
 
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
     if state["lang"] != "en":
         raise SystemExit(f"{checkpoint} is a {state['lang']} checkpoint; the whole-word rule "
                          "is for English")
-    words = sorted(vocabulary_from_files(train_data, "en"))
+    meta = state.get("meta", {})
+    stored = meta.get("whole_words")
+    sources = list(train_data or ([] if stored else default_data))
+    words = sorted(vocabulary_from_files(sources, "en")) if sources else list(stored or [])
+    if not words:
+        raise SystemExit(f"{checkpoint} stores no word list; pass --train-data")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    state["meta"] = {**state.get("meta", {}), "whole_words": words, "run": out.parent.name,
-                     "unsupported_penalty": unsupported_penalty}
+    settings = {"unsupported_penalty": unsupported_penalty,
+                **({"length_penalty": length_penalty} if length_penalty is not None else {})}
+    state["meta"] = {**meta, "whole_words": words, "run": out.parent.name, **settings}
     torch.save(state, out)
     record = {"command": "python -m training " + " ".join(sys.argv[1:]),
               "derived_from": file_entry(checkpoint),
-              "data": [file_entry(p) for p in train_data], "code": git_commit(),
-              "started_at": now(), "whole_words": len(words),
-              "unsupported_penalty": unsupported_penalty}
+              "data": [file_entry(p) for p in sources], "code": git_commit(),
+              "started_at": now(), "whole_words": len(words), **settings}
     (out.parent / "run.json").write_text(json.dumps(record, indent=1) + "\n")
     return {"checkpoint": str(out), "whole_words": len(words), **file_entry(out)}
