@@ -12,8 +12,11 @@ more letters: `quality.degenerate`'s other two conditions.
 
 Only the `TOP_K` best next tokens of each hypothesis are checked (beam search keeps at
 most `beam` of them per hypothesis); when none of them passes, the next ones up to `WIDE_K`
-are; a hypothesis none of whose `WIDE_K` best tokens passes is left unconstrained rather
-than killed.
+are. A hypothesis none of whose `WIDE_K` best tokens passes (e.g. one whose open last word
+can only finish as a repeat) keeps all its tokens at a cost of `DEAD_END_COST` nats: any
+hypothesis that keeps the rule outranks it, yet an article whose every hypothesis is stuck
+still gets a headline. (Left at no cost, such dead ends produced most of the remaining
+non-words and repeats once a length penalty made the beam prefer long headlines.)
 
 Faithfulness (full generator): with `unsupported_penalty` > 0, a token that finishes a
 name-like word the article does not contain costs that much log-probability. Name-like: a
@@ -40,6 +43,7 @@ NUMBER_START = re.compile(r"\d+(?:s|st|n|nd|r|rd|t|th)?")  # what can still beco
 TOP_K = 32  # candidates checked per hypothesis and step
 WIDE_K = 256  # checked too when none of the TOP_K passes
 MIN_WORDS = 3  # a full headline ends with at least this many words
+DEAD_END_COST = 20.0  # log-probability a hypothesis pays when no candidate keeps the rule
 
 
 @dataclass(frozen=True)
@@ -162,7 +166,7 @@ class WholeWords:
                 out[r, list(allowed)] = logp[r, list(allowed)] - torch.tensor(costs,
                                                                              dtype=logp.dtype)
             else:
-                out[r] = logp[r]
+                out[r] = logp[r] - DEAD_END_COST
         return out
 
     def _passing(self, values: list[float], indices: list[int], before: str, front: bool,

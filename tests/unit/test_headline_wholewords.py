@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from nlp_models.headline.vocab import EOS
-from nlp_models.headline.wholewords import NUMBER, WholeWords
+from nlp_models.headline.wholewords import DEAD_END_COST, NUMBER, WholeWords
 from training.paths import REPO_ROOT
 
 
@@ -65,10 +65,13 @@ def test_block_keeps_only_the_next_tokens_that_form_known_words() -> None:
     assert out[0, 7] == -1.0 and out[0, EOS] == -5.0  # "AOL" is a word: the headline may end
 
 
-def test_a_hypothesis_with_no_allowed_token_is_left_unconstrained() -> None:
-    logp = torch.full((1, len(CharPieces.PIECES)), float("-inf"))
-    logp[0, 6] = -0.1
-    assert torch.equal(RULE.block(logp, [[5]], [ART]), logp)
+def test_a_stuck_hypothesis_keeps_its_tokens_at_a_cost_below_any_that_keeps_the_rule() -> None:
+    logp = torch.full((2, len(CharPieces.PIECES)), float("-inf"))
+    logp[0, 6] = -0.1  # row 0 can only write "AOLels"
+    logp[1, 7] = -9.0  # row 1 can write " shares", unlikely but a word
+    out = RULE.block(logp, [[5], [5]], [ART, ART])
+    assert torch.equal(out[0], logp[0] - DEAD_END_COST)  # not killed: a headline still comes
+    assert out[1, 7] == -9.0 > out[0].max()
 
 
 @pytest.mark.parametrize("model", ["headline_generator", "constrained_headline_generator"])
