@@ -29,6 +29,7 @@ from nlp_models.headline.decode import (
     repeat_rule,
 )
 from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
+from nlp_models.headline.numbers import WholeNumbers
 from nlp_models.headline.seq2bf import STRATEGIES, Seq2BF, Seq2BFConfig
 from nlp_models.headline.vocab import Source, Vocab, from_state, prefixed_source
 from nlp_models.headline.wholewords import WholeWords
@@ -85,15 +86,19 @@ class HeadlinePredictor:
         self.alpha = self.meta.get("length_penalty", length_penalty(kind, lang))
         self.min_tokens = MIN_TOKENS[lang]  # and its shortest headline
         self.rule = repeat_rule(vocab, lang)  # and what it may not repeat
-        # and, for English, which words it may write and (full headlines) what a name the
-        # article lacks costs (wholewords.py); both come with the checkpoint
+        # and the rule the article sets: for English, which words it may write and (full
+        # headlines) what a name the article lacks costs (wholewords.py; both come with
+        # the checkpoint); for Chinese full headlines, which numbers (numbers.py)
         known = self.meta.get("whole_words")
         penalty = self.meta.get("unsupported_penalty", 0.0) if kind == "generator" else 0.0
-        self.words = (WholeWords(vocab, known, penalty, whole_headline=kind == "generator")
-                      if known and lang == "en" else None)
+        self.words: WholeWords | WholeNumbers | None = None
+        if known and lang == "en":
+            self.words = WholeWords(vocab, known, penalty, whole_headline=kind == "generator")
+        elif lang == "zh" and kind == "generator":
+            self.words = WholeNumbers(vocab)
 
     def _article_words(self, texts: list[str], sources: list[Source]) -> list | None:
-        """The whole-word rule's per-article data (None when the rule is off)."""
+        """The article rule's per-article data (None when there is no rule)."""
         if self.words is None:
             return None
         return [self.words.article(t, s.oovs) for t, s in zip(texts, sources, strict=True)]

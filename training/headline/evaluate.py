@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from nlp_models.headline.predictor import HeadlinePredictor, Headlines
+from nlp_models.headline.wholewords import WholeWords
 from nlp_models.language import resolve_language
 from training.headline.data import Pair, first_sentence_with, read_pairs, split_lead
 from training.headline.metrics import ald, repeated_word_rate, rouge, success_rate
@@ -65,7 +66,7 @@ def load_predictor(model: str | None, lang: str, served_as: str, allow_repeats: 
     if allow_repeats:
         predictor.rule = None
     if unsupported_penalty is not None:
-        if predictor.words is None or predictor.kind != "generator":
+        if not isinstance(predictor.words, WholeWords) or predictor.kind != "generator":
             raise SystemExit("--unsupported-penalty needs an English full generator with a "
                              "whole-word list")
         predictor.words.unsupported_penalty = unsupported_penalty
