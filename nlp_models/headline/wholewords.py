@@ -6,7 +6,8 @@ generator, lets a hypothesis grow only while every finished word is a known word
 unfinished last word is the beginning of one. Known words are the lower-cased rouge-score
 tokens (runs of a-z and 0-9, the unit of `quality.degenerate`) of the training articles
 and headlines, stored with the checkpoint, plus the words of the article being read;
-numbers pass ("1987", "4th", "1990s"; "10-year" is "10" and "year"). A full headline
+numbers pass ("1987", "4th", "1990s"; "10-year" is "10" and "year"); a clitic ('s, 'd, 't,
+...) must end a word, not stand after a space (`STRAY_CLITIC`). A full headline
 (`whole_headline`) also ends only after its third word and never repeats a word of three or
 more letters: `quality.degenerate`'s other two conditions.
 
@@ -40,6 +41,9 @@ WORD = re.compile(r"[a-z0-9]+")
 CASED_WORD = re.compile(r"[A-Za-z0-9]+")  # WORD's segmentation, case kept
 NUMBER = re.compile(r"\d+(?:st|nd|rd|th|s)?")  # 1987, 4th, 1990s; not "corporate50"
 NUMBER_START = re.compile(r"\d+(?:s|st|n|nd|r|rd|t|th)?")  # what can still become one
+# a clitic standing alone ("Cardinals 's", "you 'd"): AG News text spaces them off, and
+# copying that gave headlines like "Bus 's 's 's"; in a headline a clitic ends a word
+STRAY_CLITIC = re.compile(r"(?:^|\s)'(?:s|d|t|m|re|ve|ll)\b", re.IGNORECASE)
 TOP_K = 32  # candidates checked per hypothesis and step
 WIDE_K = 256  # checked too when none of the TOP_K passes
 MIN_WORDS = 3  # a full headline ends with at least this many words
@@ -99,6 +103,8 @@ class WholeWords:
         """Whether text ``before`` may become ``after`` (``ended``: the headline ends).
         With `whole_headline` (full headlines, read left to right) also: no word of 3+
         letters twice, and no ending before the third word."""
+        if STRAY_CLITIC.search(after):
+            return False
         old, new = WORD.findall(before.lower()), WORD.findall(after.lower())
         same = 0
         while same < min(len(old), len(new)) and old[same] == new[same]:
@@ -121,6 +127,8 @@ class WholeWords:
 
     def allows_before(self, before: str, after: str, ended: bool, art: ArticleWords) -> bool:
         """``allows`` for a token put in front of the text (Seq2BF's backward side)."""
+        if STRAY_CLITIC.search(after):
+            return False
         old, new = WORD.findall(before.lower()), WORD.findall(after.lower())
         same = 0
         while same < min(len(old), len(new)) and old[-1 - same] == new[-1 - same]:

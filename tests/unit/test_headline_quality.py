@@ -96,7 +96,8 @@ def test_decoding_settings_are_stored_with_the_checkpoint_and_keep_its_word_list
     from training.repository import shipped
 
     source = shipped("headline_generator", "headline_en.pt")
-    stored = torch.load(source, weights_only=False)["meta"]["whole_words"]
+    source_meta = torch.load(source, weights_only=False)["meta"]
+    stored = source_meta["whole_words"]
     out = tmp_path / "run" / "best.pt"
     add_word_list(source, out, None, unsupported_penalty=1.5, length_penalty=1.4)
     predictor = HeadlinePredictor.load(out)
@@ -107,4 +108,4 @@ def test_decoding_settings_are_stored_with_the_checkpoint_and_keep_its_word_list
     add_word_list(source, out, [sample])
     meta = torch.load(out, weights_only=False)["meta"]
     assert set(meta["whole_words"]) == vocabulary_from_files([sample], "en")
-    assert "length_penalty" not in meta  # a setting not given is not stored
+    assert meta.get("length_penalty") == source_meta.get("length_penalty")  # not given: kept

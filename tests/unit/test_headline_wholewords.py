@@ -39,9 +39,18 @@ ART = RULE.article("AOL to buy Netscape for 4.2 billion", [])
     ("AOL", "AOL 4.2", False, True),          # numbers always pass
     ("AOL", "AOL 4th", False, True),
     ("AOL shares", "AOL shares50", False, False),  # a word glued to digits does not
+    ("AOL", "AOL 'shares'", False, True),     # a quoted word is no clitic
 ])
 def test_words_must_be_known_or_from_the_article(before, after, ended, allowed) -> None:
     assert RULE.allows(before, after, ended, ART) is allowed
+
+
+def test_a_clitic_ends_a_word_and_does_not_stand_alone() -> None:
+    rule = WholeWords(CharPieces(), ["shares", "rise", "aol", "s", "d"])
+    assert rule.allows("AOL", "AOL's shares", False, ART)
+    assert not rule.allows("AOL shares", "AOL shares 's", False, ART)
+    assert not rule.allows("AOL", "AOL 'd", False, ART)
+    assert not rule.allows_before(" shares rise", "'s shares rise", False, ART)
 
 
 @pytest.mark.parametrize(("before", "after", "ended", "allowed"), [
