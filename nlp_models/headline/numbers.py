@@ -34,12 +34,12 @@ def digit_runs(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class ArticleNumbers:
-    """One article's digit runs, their prefixes, and its copied unknown tokens that are
-    digits (extended id -> digit)."""
+    """One article's digit runs, their prefixes, and the tokens that write one digit
+    (vocabulary and copied unknown ids -> digit, ASCII)."""
 
     runs: frozenset[str]
     prefixes: frozenset[str]
-    oov_digits: dict[int, str]
+    digits: dict[int, str]
 
 
 class WholeNumbers:
@@ -56,7 +56,7 @@ class WholeNumbers:
         prefixes = frozenset(r[:i] for r in runs for i in range(1, len(r) + 1))
         oov_digits = {self.size + i: o.translate(_FULL_WIDTH) for i, o in enumerate(oovs)
                       if len(o) == 1 and _RUN.fullmatch(o)}
-        return ArticleNumbers(runs, prefixes, oov_digits)
+        return ArticleNumbers(runs, prefixes, {**self.digits, **oov_digits})
 
     def block(self, logp: torch.Tensor, texts: Sequence[list[int]],
               arts: Sequence[ArticleNumbers]) -> torch.Tensor:
@@ -64,7 +64,7 @@ class WholeNumbers:
         run the article lacks; ``texts``: each row's tokens so far."""
         out = logp.clone()
         for r, (tokens, art) in enumerate(zip(texts, arts, strict=True)):
-            digits = {**self.digits, **art.oov_digits}
+            digits = art.digits
             run = ""
             for t in reversed(tokens):
                 if t not in digits:

@@ -104,12 +104,12 @@ def quality(pairs: list[Pair], predictions: list[str], lang: str,
     measures = {"unsupported": unsupported_rate(predictions, articles, lang)}
     if known and not train_data:
         vocab = set(known)
-        return {"degenerate": degenerate_rate(predictions, articles, vocab, lang), **measures}
-    paths = train_data or default_training_files(lang)
-    if not paths:  # no shared datasets here (e.g. CI): say so rather than guess
-        return {"degenerate": None, "degenerate_note": "no training vocabulary found; pass "
-                "--train-data or set NLP_DATA_DIR", **measures}
-    vocab = vocabulary_from_files(paths, lang)
+    else:
+        paths = train_data or default_training_files(lang)
+        if not paths:  # no shared datasets here (e.g. CI): say so rather than guess
+            return {"degenerate": None, "degenerate_note": "no training vocabulary found; "
+                    "pass --train-data or set NLP_DATA_DIR", **measures}
+        vocab = vocabulary_from_files(paths, lang)
     return {"degenerate": degenerate_rate(predictions, articles, vocab, lang), **measures}
 
 
