@@ -11,6 +11,13 @@ numbers pass ("1987", "4th", "1990s"; "10-year" is "10" and "year"); a clitic ('
 (`whole_headline`) also ends only after its third word and never repeats a word of three or
 more letters: `quality.degenerate`'s other two conditions.
 
+Glued tokens (full headlines): known words can still be glued into a token that exists
+nowhere ("suggests's", "research-beam", "SEC.S.", "Center'surgery", "DIone": each piece a
+known word). So a whitespace token (edge punctuation aside) that joins several words, or
+runs capitals into lower case, must be a token of the article, or be shaped like an
+abbreviation ("U.S.") or a number compound ("10-year", "3rd-qtr"); an unfinished one must
+be able to become one of these.
+
 Only the `TOP_K` best next tokens of each hypothesis are checked (beam search keeps at
 most `beam` of them per hypothesis); when none of them passes, the next ones up to `WIDE_K`
 are. A hypothesis none of whose `WIDE_K` best tokens passes (e.g. one whose open last word
@@ -44,6 +51,10 @@ NUMBER_START = re.compile(r"\d+(?:s|st|n|nd|r|rd|t|th)?")  # what can still beco
 # a clitic standing alone ("Cardinals 's", "you 'd"): AG News text spaces them off, and
 # copying that gave headlines like "Bus 's 's 's"; in a headline a clitic ends a word
 STRAY_CLITIC = re.compile(r"(?:^|\s)'(?:s|d|t|m|re|ve|ll)\b", re.IGNORECASE)
+EDGE = re.compile(r"^[^A-Za-z0-9]+|[^A-Za-z0-9]+$")  # a token's edge punctuation
+GLUED_CASE = re.compile(r"[A-Z]{2,}[a-z]{2,}")  # "DIone", "AOLels" (not "CEOs")
+ABBREVIATION = re.compile(r"[A-Za-z](?:\.[A-Za-z])*")  # "U.S" of "U.S.", "U.K"
+NUMBER_COMPOUND = re.compile(r"\d+(?:st|nd|rd|th|s)?(?:[-/.,]\d*[a-z]*)*", re.IGNORECASE)
 TOP_K = 32  # candidates checked per hypothesis and step
 WIDE_K = 256  # checked too when none of the TOP_K passes
 MIN_WORDS = 3  # a full headline ends with at least this many words
@@ -52,18 +63,35 @@ DEAD_END_COST = 20.0  # log-probability a hypothesis pays when no candidate keep
 
 @dataclass(frozen=True)
 class ArticleWords:
-    """One article's words (sorted, sorted reversed, as a set) and its copied unknown
-    tokens."""
+    """One article's words (sorted, sorted reversed, as a set), its copied unknown
+    tokens and its whitespace tokens."""
 
     sorted: tuple[str, ...]
     reversed: tuple[str, ...]
     set: frozenset[str]
     oovs: tuple[str, ...]
+    tokens: tuple[str, ...] = ()  # its whitespace tokens' cores, lower-cased, sorted
 
 
 def _has_prefix(words: Sequence[str], prefix: str) -> bool:
     i = bisect.bisect_left(words, prefix)
     return i < len(words) and words[i].startswith(prefix)
+
+
+def token_core(token: str) -> str:
+    """A whitespace token without its edge punctuation, with a typographic apostrophe as
+    the ASCII one."""
+    return EDGE.sub("", token.replace("\u2019", "'"))
+
+
+def glued(core: str) -> bool:
+    """Whether a token core joins several words or runs capitals into lower case."""
+    return len(CASED_WORD.findall(core)) > 1 or bool(GLUED_CASE.search(core))
+
+
+def shaped(core: str) -> bool:
+    """Whether a token core is an abbreviation ("U.S") or a number compound ("10-year")."""
+    return bool(ABBREVIATION.fullmatch(core) or NUMBER_COMPOUND.fullmatch(core))
 
 
 def _name_like(word: str, index: int) -> bool:
@@ -83,8 +111,9 @@ class WholeWords:
 
     def article(self, text: str, oovs: Sequence[str]) -> ArticleWords:
         words = set(WORD.findall(text.lower()))
+        tokens = {token_core(t).lower() for t in text.split()}
         return ArticleWords(tuple(sorted(words)), tuple(sorted(w[::-1] for w in words)),
-                            frozenset(words), tuple(oovs))
+                            frozenset(words), tuple(oovs), tuple(sorted(tokens)))
 
     def complete(self, word: str, art: ArticleWords) -> bool:
         return bool(NUMBER.fullmatch(word)) or word in self.known or word in art.set
@@ -122,6 +151,23 @@ class WholeWords:
             elif not self.complete(word, art):
                 return False
             elif self.whole_headline and len(word) >= 3 and word in new[:k]:
+                return False
+        return not self.whole_headline or self.tokens_allowed(before, after, ended, art)
+
+    def tokens_allowed(self, before: str, after: str, ended: bool, art: ArticleWords) -> bool:
+        """The glued-token rule for the whitespace tokens that growing ``before`` into
+        ``after`` changes: a finished glued token is an article token or shaped like an
+        abbreviation or number compound; an open one can still become one."""
+        old, new = before.split(), after.split()
+        open_last = not ended and bool(after) and not after[-1].isspace()
+        for k in range(max(0, len(old) - 1), len(new)):
+            core = token_core(new[k])
+            if not glued(core) or shaped(core):
+                continue
+            if k == len(new) - 1 and open_last:
+                if not _has_prefix(art.tokens, core.lower()):
+                    return False
+            elif core.lower() not in art.tokens:
                 return False
         return True
 

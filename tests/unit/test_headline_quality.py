@@ -24,6 +24,15 @@ def test_an_invented_word_is_degenerate():
     assert degenerate_reasons("AOL shares rise on wage", BRITISH, VOCAB, "en") == []
 
 
+def test_a_token_that_glues_known_words_is_an_unknown_word():
+    # "government" and "s" are known words, "government's" is not in the article
+    assert degenerate_reasons("Minister's government's wage", BRITISH, VOCAB, "en") == [
+        "unknown_word"]
+    assert degenerate_reasons("Minimum-wage rise in 2005", BRITISH, VOCAB, "en") == [
+        "unknown_word"]
+    assert degenerate_reasons("The 40-pence minimum wage rise", BRITISH, VOCAB, "en") == []
+
+
 def test_a_repeated_word_is_degenerate():
     assert "repeated" in degenerate_reasons("Minister raises wage wage", BRITISH, VOCAB, "en")
 

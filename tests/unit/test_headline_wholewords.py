@@ -160,3 +160,35 @@ def test_a_full_headline_ends_after_three_words_and_repeats_none() -> None:
     assert not rule.allows(" Sales up in", " Sales up in Sales", True, art)  # "sales" again
     assert rule.allows(" Sales up", " Sales up up", False, art)        # short words may repeat
     assert RULE.allows("AOL", "AOL", True, ART)  # off by default (Seq2BF sides, old models)
+
+
+GLUE = WholeWords(CharPieces(), ["study", "suggests", "research", "beam", "s", "year", "sec",
+                                 "center", "surgery", "di", "one", "u"], whole_headline=True)
+GLUE_ART = GLUE.article("A study at the Center, Alzheimer’s research: a 10-year U.S. trial "
+                        "(low-cost) by SEC staff in San Diego", [])
+
+
+@pytest.mark.parametrize(("after", "ended", "allowed"), [
+    ("New study suggests's", True, False),             # known words glued by a clitic
+    ("New research-beam study", False, False),         # ... by a hyphen
+    ("SEC.S. study", False, False),                    # ... by a period
+    ("Center'surgery study", False, False),            # ... by an apostrophe
+    ("SAN DIone", False, False),                       # capitals run into lower case
+    ("Alzheimer's research study", True, True),        # the article's token (’ read as ')
+    ("Study of low-cost research", True, True),        # the article's token, edges stripped
+    ("A 10-year U.S. study", True, True),              # number compound, abbreviation
+    ("A 3rd-quarter U.K. study", True, True),          # the same shapes, not in the article
+    ("New study suggests's", False, False),            # an open token that can become nothing
+    ("Alzheimer'", False, True),                       # ... or that can
+    ("Alzheimer's", False, True),
+])
+def test_a_full_headline_token_that_glues_words_must_be_the_articles(after, ended,
+                                                                     allowed) -> None:
+    assert GLUE.tokens_allowed("", after, ended, GLUE_ART) is allowed
+
+
+def test_the_glued_token_rule_is_for_full_headlines_only() -> None:
+    seq2bf = WholeWords(CharPieces(), ["study", "suggests", "s"])
+    art = seq2bf.article("A study", [])
+    assert seq2bf.allows("study suggests", "study suggests's", False, art)
+    assert not GLUE.allows("study suggests", "study suggests's", True, GLUE_ART)

@@ -8,6 +8,10 @@ Both are shares of headlines (0..1, 4 places); deterministic; no model, only rul
   English words are rouge-score's tokens (lower-cased runs of letters/digits), the
   vocabulary is every such token of the training articles and headlines ("AOLels" is
   nowhere, "aol" is). Chinese: a CJK character in neither the article nor the training text;
+* English: a whitespace token that glues words ("suggests's", "research-beam", "SEC.S.")
+  or runs capitals into lower case ("DIone") and is no token of the article, nor shaped
+  like an abbreviation or a number compound ("U.S.", "10-year"): the glued-token rule of
+  `nlp_models/headline/wholewords.py`;
 * a word repeated: English, a token of 3+ characters twice (as `repeated_word_rate`);
   Chinese, a character trigram (punctuation and spaces removed) twice — the units the
   decoding rule against repeats uses — or one character three times in a row ("辞辞辞");
@@ -40,6 +44,8 @@ from pathlib import Path
 
 import torch
 from rouge_score.tokenizers import DefaultTokenizer
+
+from nlp_models.headline.wholewords import glued, shaped, token_core
 
 _TOK = DefaultTokenizer(use_stemmer=False)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -101,7 +107,10 @@ def degenerate_reasons(headline: str, article: str, vocab: frozenset[str],
                     or re.search(r"(.)\1\1", chars) is not None)
         short = len(chars) < 4
     else:
-        unknown = any(t not in known for t in tokens)
+        article_tokens = {token_core(t).lower() for t in article.split()}
+        unknown = any(t not in known for t in tokens) or any(
+            glued(c) and not shaped(c) and c.lower() not in article_tokens
+            for c in map(token_core, headline.split()))
         repeated = any(n > 1 for n in Counter(t for t in tokens if len(t) >= 3).values())
         short = len(tokens) < 3
     for flag, name in ((unknown, "unknown_word"), (repeated, "repeated"), (short, "too_short")):
