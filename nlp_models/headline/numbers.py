@@ -43,8 +43,6 @@ class ArticleNumbers:
 
 
 class WholeNumbers:
-    unsupported_penalty = 0.0  # the name penalty is English-only (WholeWords)
-
     def __init__(self, vocab: Vocab):
         self.size = len(vocab)
         # vocabulary id -> its digit (ASCII), for the tokens that are one digit

@@ -143,7 +143,8 @@ def evaluate_headline(data: str, model: str | None = None, beam: int = 4,
                       predictor.meta.get("whole_words")),
             "model": predictor.name, "lang": lang, "beam": beam,
             "length_penalty": predictor.alpha, "seconds": seconds,
-            "unsupported_penalty": predictor.words.unsupported_penalty if predictor.words else 0.0}
+            "unsupported_penalty": (predictor.words.unsupported_penalty
+                                    if isinstance(predictor.words, WholeWords) else 0.0)}
 
 
 def _repeats(predictions: list[str], lang: str) -> dict:
