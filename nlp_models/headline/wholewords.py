@@ -51,8 +51,10 @@ NUMBER_START = re.compile(r"\d+(?:s|st|n|nd|r|rd|t|th)?")  # what can still beco
 # a clitic standing alone ("Cardinals 's", "you 'd"): AG News text spaces them off, and
 # copying that gave headlines like "Bus 's 's 's"; in a headline a clitic ends a word
 STRAY_CLITIC = re.compile(r"(?:^|\s)'(?:s|d|t|m|re|ve|ll)\b", re.IGNORECASE)
-EDGE = re.compile(r"^[^A-Za-z0-9]+|[^A-Za-z0-9]+$")  # a token's edge punctuation
-GLUED_CASE = re.compile(r"[A-Z]{2,}[a-z]{2,}")  # "DIone", "AOLels" (not "CEOs")
+ALNUM = re.compile(r"[A-Za-z0-9]")
+# "DIone", "AOLels" (not "CEOs"); the lookbehind starts a match only at the head of a run of
+# capitals, so a long run is scanned once, not once per position
+GLUED_CASE = re.compile(r"(?<![A-Z])[A-Z]{2,}+[a-z]{2}")
 ABBREVIATION = re.compile(r"[A-Za-z](?:\.[A-Za-z])*")  # "U.S" of "U.S.", "U.K"
 NUMBER_COMPOUND = re.compile(r"\d+(?:st|nd|rd|th|s)?(?:[-/.,]\d*[a-z]*)*", re.IGNORECASE)
 TOP_K = 32  # candidates checked per hypothesis and step
@@ -80,8 +82,14 @@ def _has_prefix(words: Sequence[str], prefix: str) -> bool:
 
 def token_core(token: str) -> str:
     """A whitespace token without its edge punctuation, with a typographic apostrophe as
-    the ASCII one."""
-    return EDGE.sub("", token.replace("\u2019", "'"))
+    the ASCII one. (Two searches, not a regex anchored at the end, which backtracks
+    quadratically over a long run of punctuation or emoji: a copied 100,000-emoji token.)"""
+    token = token.replace("\u2019", "'")
+    first = ALNUM.search(token)
+    if first is None:
+        return ""
+    last = ALNUM.search(token[::-1])
+    return token[first.start():len(token) - last.start()]
 
 
 def glued(core: str) -> bool:

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from nlp_models.headline.vocab import EOS
-from nlp_models.headline.wholewords import DEAD_END_COST, NUMBER, WholeWords
+from nlp_models.headline.wholewords import DEAD_END_COST, NUMBER, WholeWords, glued, token_core
 from training.paths import REPO_ROOT
 
 
@@ -192,3 +192,19 @@ def test_the_glued_token_rule_is_for_full_headlines_only() -> None:
     art = seq2bf.article("A study", [])
     assert seq2bf.allows("study suggests", "study suggests's", False, art)
     assert not GLUE.allows("study suggests", "study suggests's", True, GLUE_ART)
+
+
+@pytest.mark.parametrize(("token", "core"), [
+    ("(Alzheimer’s)", "Alzheimer's"),
+    ('"U.S."', "U.S"),
+    ("😀😀😀", ""),
+    ("x" + "😀" * 20_000 + "x", "x" + "😀" * 20_000 + "x"),  # a copied emoji run, glued
+])
+def test_a_token_core_drops_edge_punctuation_only(token: str, core: str) -> None:
+    assert token_core(token) == core
+
+
+def test_long_runs_of_capitals_or_emoji_are_read_once() -> None:
+    """A copied 100,000-character token once made a regex backtrack for minutes."""
+    assert not glued("A" * 100_000) and glued("A" * 100_000 + "bc")
+    assert glued(token_core("up" + "😀" * 100_000 + "s"))
