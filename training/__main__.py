@@ -5,12 +5,12 @@
     python -m training data pos --out data/pos --ewt UD_English-EWT --gum UD_English-GUM
     python -m training train hashtag --config training/configs/hashtag_en.toml
         [--variant transformer|softbase|hardbase|soft|hard] [--similarity euclidean|...]
-        [--copy] [--train-file FILE] [--dev-ood-file FILE] [--max-minutes N]
+        [--copy] [--train-file FILE] [--dev-ood-file FILE] [--max-per-target N] [--max-minutes N]
     python -m training evaluate hashtag --data FILE.jsonl --lang en|zh [--model PATH]
         [--prior-weight W] [--predictions FILE]
     python -m training tune hashtag --checkpoint CKPT --dev FILE [--dev FILE] --out TUNED.pt
     python -m training baseline hashtag --data FILE.jsonl --lang en|zh [--train-file FILE]
-        [--dev-ood-file FILE]
+        [--dev-ood-file FILE] [--max-per-target N]
     python -m training evaluate pos --data FILE.conll --tagset ptb|ark [--model PATH] [--raw]
     python -m training baseline pos --data FILE.conll --tagset ptb|ark
     python -m training inspect pos [--model PATH]
@@ -75,6 +75,9 @@ def main(argv: list[str] | None = None) -> None:
                          "config's [data] train_files)")
     p_train.add_argument("--dev-ood-file", metavar="FILE",
                          help="hashtag: held-out-source dev set (overrides [data] dev_ood_file)")
+    p_train.add_argument("--max-per-target", type=int, metavar="N",
+                         help="hashtag: at most N training pairs per target sequence "
+                         "(overrides [data] max_per_target)")
     p_train.add_argument("--max-minutes", type=float,
                          help="hashtag: wall-clock cap (overrides the config's max_minutes)")
     p_train.add_argument("--quick", action="store_true", help="about one minute, for smoke tests")
@@ -190,6 +193,8 @@ def main(argv: list[str] | None = None) -> None:
     p_base.add_argument("--dev-ood-file", metavar="FILE",
                         help="hashtag: drop the training pairs of this file's sources, as "
                         "`train hashtag` does")
+    p_base.add_argument("--max-per-target", type=int, metavar="N",
+                        help="hashtag: cap recurring target sequences, as `train hashtag` does")
     p_base.add_argument("--lang", choices=["en", "zh"],
                         help="hashtag: language (Ext.TFIDF); headline: default guessed")
 
@@ -263,7 +268,8 @@ def main(argv: list[str] | None = None) -> None:
 
         train_hashtag(args.config, args.variant, args.similarity, quick=args.quick,
                       resume=args.resume, out_dir=args.out, epochs=args.epochs, copy=args.copy,
-                      data={"train_files": args.train_file, "dev_ood_file": args.dev_ood_file},
+                      data={"train_files": args.train_file, "dev_ood_file": args.dev_ood_file,
+                            "max_per_target": args.max_per_target},
                       max_minutes=args.max_minutes)
     elif args.command == "train":
         from training.pos.train import train
@@ -285,7 +291,8 @@ def main(argv: list[str] | None = None) -> None:
         from training.hashtag.baseline import evaluate_prior, training_pairs
 
         train = training_pairs(args.lang, {"train_files": args.train_file or [],
-                                           "dev_ood_file": args.dev_ood_file})
+                                           "dev_ood_file": args.dev_ood_file,
+                                           "max_per_target": args.max_per_target})
         print(json.dumps({"ext_tfidf": hashtag_baseline(args.data, args.lang, train),
                           "most_frequent": evaluate_prior(args.data, args.lang, train)},
                          ensure_ascii=False))

@@ -19,14 +19,17 @@ without the post, so copying gains.
 Whole words (English, when the checkpoint's meta has `known_words`). Copying works on
 subwords, so a copied first piece can be finished with a generated one: `sour` + `or` ->
 `souror`, a word nobody wrote. A hypothesis is kept only if each of its words occurs in the
-post or in a training hashtag (`known_words`), and every content word of the post, and every
-two adjacent ones joined, is offered as a one-hashtag candidate of its own, scored by the
-model like the beam's hypotheses; so a whole word of the post competes even when the beam
-only found its first piece.
+post or in a training hashtag (`known_words`).
 
-λ, `known_words` and the served threshold `min_score` (hashtags of a sequence scoring below
-it are not shown) are chosen on dev sets and stored in the checkpoint's meta by
-`python -m training tune hashtag`.
+Post candidates (meta `post_candidates`, or `known_words`). Every content word of the post,
+and every two adjacent ones joined (text.post_candidates; Chinese words from jieba), is
+offered as a one-hashtag candidate of its own, scored by the model like the beam's
+hypotheses; so a whole word of the post competes even when the beam only found its first
+piece, or, in Chinese, when the beam only knows the training crawl's topics.
+
+λ, `known_words`, `post_candidates` and the served threshold `min_score` (hashtags of a
+sequence scoring below it are not shown) are chosen on dev sets and stored in the
+checkpoint's meta by `python -m training tune hashtag`.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ from nlp_models.hashtag.text import (
     post_words,
     split_generated,
 )
-from nlp_models.hashtag.vocab import Vocab, from_state
+from nlp_models.hashtag.vocab import UNK, Vocab, from_state
 
 MAX_BATCH = 64  # posts per forward pass; bigger batches only add padding on this CPU
 
@@ -116,6 +119,9 @@ class HashtagPredictor:
         known = self.meta.get("known_words")
         self.known: frozenset[str] | None = (frozenset(known) if known and self.lang == "en"
                                              else None)
+        # English checkpoints tuned with known words offer the post's words too.
+        self.offer_post_words: bool = (self.meta.get("post_candidates", False)
+                                       or self.known is not None)
 
     def generate(self, texts: list[str], beam: int = 4, n_best: int = 1,
                  prior_weight: float | None = None) -> list[Generated]:
@@ -139,7 +145,9 @@ class HashtagPredictor:
             ids, segs, truncated = encode_sources(chunk, self.vocab, self.cfg)
             hyps = beam_search(self.model, ids, segs, beam=beam, n_best=n_best)
             if self.known is not None:
-                hyps = self._whole_words(hyps, chunk, ids, segs)
+                hyps = self._whole_words(hyps, chunk)
+            if self.offer_post_words:
+                hyps = self._with_post_candidates(hyps, chunk, ids, segs)
             flat = [h for post in hyps for h in post]
             prior = iter(self._empty_post_log_probs([h.tokens for h in flat]).tolist()
                          if with_prior and flat else [0.0] * len(flat))
@@ -147,18 +155,26 @@ class HashtagPredictor:
             cut += truncated.tolist()
         return found, cut
 
-    def _whole_words(self, hyps: list[list[Hypothesis]], texts: list[str], ids: torch.Tensor,
-                     segs: torch.Tensor) -> list[list[Hypothesis]]:
-        """Per post: the hypotheses made of known or post words, then one hypothesis per
-        content word of the post (module doc)."""
+    def _whole_words(self, hyps: list[list[Hypothesis]],
+                     texts: list[str]) -> list[list[Hypothesis]]:
+        """Per post: the hypotheses made of known or post words (module doc)."""
         kept = []
         for post, text in zip(hyps, texts, strict=True):
             words = post_words(text)
             kept.append([h for h in post if all(
                 w == SEPARATOR or w in self.known or w in words
                 for w in self.vocab.decode_words(h.tokens))])
-        rows = [(i, self.vocab.encode_words(words)[: self.cfg.max_target - 1])
-                for i, text in enumerate(texts) for words in post_candidates(text)]
+        return kept
+
+    def _with_post_candidates(self, hyps: list[list[Hypothesis]], texts: list[str],
+                              ids: torch.Tensor, segs: torch.Tensor) -> list[list[Hypothesis]]:
+        """Per post: its hypotheses, then one per content word (and pair of adjacent content
+        words) of the post, scored by the model (module doc). A candidate with a token the
+        vocabulary lacks is not offered: it could not be written back."""
+        kept = [list(post) for post in hyps]
+        rows = [(i, tokens) for i, text in enumerate(texts)
+                for words in post_candidates(text, self.lang)
+                if UNK not in (tokens := self.vocab.encode_words(words)[: self.cfg.max_target - 1])]
         if rows:
             source_of = torch.tensor([i for i, _ in rows])
             logp = sequence_log_probs(self.model, ids, segs, [t for _, t in rows], source_of)

@@ -136,17 +136,48 @@ def post_words(text: str) -> set[str]:
     return set(_post_tokens(text))
 
 
-def post_candidates(text: str) -> list[list[str]]:
-    """Hashtags to offer straight from an English post, each as its list of words, in text
-    order: every content word (at least 3 characters, not all digits, not a function word)
-    on its own, then every two adjacent content words as one hashtag ("boston marathon" ->
-    #bostonmarathon), the way people join names and phrases into a tag."""
-    seen = _post_tokens(text)
-
-    def content(w: str) -> bool:
-        return len(w) >= 3 and not w.isdigit() and w not in FUNCTION_WORDS
-
+def post_candidates(text: str, lang: str = "en") -> list[list[str]]:
+    """Hashtags to offer straight from a post, each as its list of words (Chinese: of
+    characters), in text order: every content word on its own, then every two adjacent
+    content words as one hashtag ("boston marathon" -> #bostonmarathon, 油价 + 下调 ->
+    #油价下调), the way people join names and phrases into a tag. English content words have
+    at least 3 characters, are not all digits and not a function word; Chinese ones are jieba
+    words of at least 2 characters with a CJK character or a letter, not a function word."""
+    seen, content = (_zh_tokens(text), _zh_content) if lang == "zh" else (_post_tokens(text),
+                                                                          _en_content)
     singles = [[w] for w in dict.fromkeys(seen) if content(w)]
     adjacent = dict.fromkeys(zip(seen, seen[1:], strict=False))
     pairs = [[a, b] for a, b in adjacent if content(a) and content(b)]
+    if lang == "zh":  # a Chinese hashtag's words are its characters
+        return [list("".join(words)) for words in singles + pairs
+                if len("".join(words)) <= ZH_MAX_CANDIDATE]
     return singles + pairs
+
+
+def _en_content(word: str) -> bool:
+    return len(word) >= 3 and not word.isdigit() and word not in FUNCTION_WORDS
+
+
+def _zh_content(word: str) -> bool:
+    return len(word) >= 2 and bool(_ZH_CONTENT.search(word)) and word not in ZH_FUNCTION_WORDS
+
+
+ZH_MAX_CANDIDATE = 10  # characters; 95 % of Chinese training topics are at most this long
+# Chinese words never offered as a hashtag on their own: pronouns, conjunctions, adverbs.
+ZH_FUNCTION_WORDS = frozenset("""
+我们 你们 他们 她们 它们 自己 大家 什么 怎么 怎么样 这个 那个 这些 那些 这样 那样 这里 那里
+就是 因为 所以 但是 可是 而且 如果 虽然 然后 还是 或者 已经 可以 没有 不是 一个 一些 一下 一样
+真的 还有 现在 今天 明天 昨天 时候 知道 觉得 希望 喜欢 不要 不会 不能 应该 需要 可能 其实 只是
+非常 特别 一定 一直 终于 为了 通过 关于 对于 以及 还要 这么 那么 哈哈 哈哈哈 真是 看看 转发
+微博 视频 网页 链接 全文 详情""".split())
+_ZH_CONTENT = re.compile(r"[\u4e00-\u9fffA-Za-z]")
+# Weibo placeholders and markup that are not words of the post: <url>, @user, [emoji name].
+_ZH_MARKUP = re.compile(r"<url>|@user|\[[^\[\]]{1,8}\]")
+
+
+def _zh_tokens(text: str) -> list[str]:
+    """The jieba tokens of a Chinese post in text order, lower-cased, markup left out."""
+    import jieba  # only Chinese posts pay for loading its dictionary
+
+    jieba.setLogLevel(60)
+    return [w for w in jieba.lcut(_ZH_MARKUP.sub(" ", text).lower()) if not w.isspace()]

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from training.hashtag.data import Pair, selection_score, training_pairs
+from training.hashtag.data import Pair, cap_recurring, selection_score, training_pairs
 from training.hashtag.extra import (
     AV,
     HOWYOU,
@@ -208,3 +208,14 @@ def test_a_large_source_is_sampled_reproducibly_to_the_cap():
 def test_selection_uses_the_mean_of_both_dev_rouge1_scores(dev, ood, score):
     assert selection_score({"rouge1": dev}, None if ood is None else {"rouge1": ood}) == \
         pytest.approx(score)
+
+
+def test_recurring_targets_are_capped_reproducibly_and_the_rest_kept_in_order():
+    pairs = [Pair(f"post {i}", ["最新疫情地图"] if i % 2 else [f"topic{i}"]) for i in range(40)]
+    pairs.append(Pair("same topic, other spelling", ["#最新疫情地图 "]))
+    kept = cap_recurring(pairs, cap=3)
+    assert kept == cap_recurring(pairs, cap=3)
+    assert sum(p.hashtags != [f"topic{p.text.split()[-1]}"] for p in kept) == 3
+    assert [p for p in kept if p.hashtags[0].startswith("topic")] == \
+        [p for p in pairs if p.hashtags[0].startswith("topic")]
+    assert kept == [p for p in pairs if p in kept]  # original order

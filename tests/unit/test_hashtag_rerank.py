@@ -140,7 +140,8 @@ def test_whole_words_drop_made_up_words_and_offer_the_post_s_content_words(tmp_p
     ids, segs, _ = encode_sources([text], predictor.vocab, predictor.cfg)
     words = [["boston", "strong"], ["bostonon"], ["love", "#", "marathon"], ["yyc"]]
     hyps = [[Hypothesis(predictor.vocab.encode_words(w), -1.0, True, 0.6) for w in words]]
-    kept = predictor._whole_words(hyps, [text], ids, segs)[0]
+    kept = predictor._with_post_candidates(predictor._whole_words(hyps, [text]), [text], ids,
+                                          segs)[0]
     as_words = [predictor.vocab.decode_words(h.tokens) for h in kept]
     # known or post words survive; a glued non-word and an unknown word do not; then the
     # post's content words and adjacent pairs of them ("is on" are function words), each
@@ -151,4 +152,34 @@ def test_whole_words_drop_made_up_words_and_offer_the_post_s_content_words(tmp_p
 
 
 def test_whole_words_are_off_without_a_word_list(tmp_path):
-    assert english_predictor(tmp_path, known=[]).known is None
+    predictor = english_predictor(tmp_path, known=[])
+    assert predictor.known is None and not predictor.offer_post_words
+
+
+def chinese_predictor(tmp_path, meta: dict) -> HashtagPredictor:
+    vocab = CharVocab(list("油价下调国内汽柴今天"))
+    torch.manual_seed(0)
+    m = SegTrm(SegTrmConfig(**{**TINY, "vocab_size": len(vocab), "copy": True,
+                               "max_target": 12})).eval()
+    save_checkpoint(tmp_path / "zh.pt", m, vocab, "zh", meta)
+    return HashtagPredictor(tmp_path / "zh.pt")
+
+
+def test_chinese_posts_offer_their_words_when_the_checkpoint_says_so(tmp_path):
+    text = "今天国内油价下调"
+    offered = chinese_predictor(tmp_path, {"post_candidates": True}).generate(
+        [text], beam=2, n_best=20)[0]
+    plain = chinese_predictor(tmp_path, {}).generate([text], beam=2, n_best=20)[0]
+    tags = {tag for tag, _ in offered.hashtags()}
+    # jieba's content words of the post and adjacent pairs, written back whole; 今天 is a
+    # function word here; the model's own hypotheses are still there
+    assert {"国内", "油价", "下调", "国内油价", "油价下调"} <= tags
+    assert "今天" not in tags
+    assert {tag for tag, _ in plain.hashtags()} < tags
+
+
+def test_a_chinese_candidate_with_a_character_the_vocabulary_lacks_is_not_offered(tmp_path):
+    predictor = chinese_predictor(tmp_path, {"post_candidates": True})
+    tags = {tag for tag, _ in predictor.generate(["油价暴涨"], beam=2, n_best=20)[0].hashtags()}
+    assert not any("暴" in t or "涨" in t for t in tags)  # 暴涨 and 油价暴涨 need 暴, 涨
+    assert "油价" in tags

@@ -5,6 +5,7 @@ import pytest
 from nlp_models.hashtag.text import (
     join_words,
     normalize_hashtag,
+    post_candidates,
     split_generated,
     split_hashtag,
     target_words,
@@ -88,3 +89,13 @@ def test_join_words_makes_one_hashtag():
 def test_normalize_hashtag_ignores_case_spaces_and_hash():
     assert normalize_hashtag("#Boston Strong") == "bostonstrong"
     assert normalize_hashtag("武汉 加油") == "武汉加油"
+
+
+def test_chinese_post_candidates_are_content_words_and_adjacent_pairs_as_characters():
+    offered = ["".join(c) for c in post_candidates("今天国内油价下调了！[哈哈] @user <url>", "zh")]
+    assert offered == ["国内", "油价", "下调", "国内油价", "油价下调"]
+
+
+def test_chinese_pairs_join_only_words_that_are_adjacent_in_the_post():
+    offered = ["".join(c) for c in post_candidates("油价下调。安徽境内", "zh")]
+    assert "下调安徽" not in offered and "油价下调" in offered

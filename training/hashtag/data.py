@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 
 from nlp_models.hashtag.model import SegTrmConfig, encode_sources, pad
-from nlp_models.hashtag.text import target_words
+from nlp_models.hashtag.text import normalize_hashtag, target_words
 from nlp_models.hashtag.vocab import SEP, S, Vocab
 
 
@@ -45,6 +45,23 @@ def training_pairs(train: list[Pair], dev_ood: list[Pair]) -> list[Pair]:
     are held out, so no source of the second dev set is ever trained on)."""
     held = {p.source for p in dev_ood}
     return [p for p in train if p.source not in held]
+
+
+def cap_recurring(pairs: list[Pair], cap: int, seed: int = 13) -> list[Pair]:
+    """At most `cap` pairs per target sequence (the post's hashtags, normalized), chosen by a
+    seeded shuffle, in their original order. A crawl that follows a few trending topics repeats
+    each topic on thousands of posts (the Chinese COVID crawl: `最新疫情地图` on 1,631 posts);
+    uncapped, the decoder learns these topics as an answer to any post."""
+    order = list(range(len(pairs)))
+    random.Random(seed).shuffle(order)
+    seen: dict[tuple[str, ...], int] = {}
+    keep = set()
+    for i in order:
+        key = tuple(normalize_hashtag(h) for h in pairs[i].hashtags)
+        if seen.get(key, 0) < cap:
+            seen[key] = seen.get(key, 0) + 1
+            keep.add(i)
+    return [p for i, p in enumerate(pairs) if i in keep]
 
 
 def selection_score(dev: dict, dev_ood: dict | None) -> float:

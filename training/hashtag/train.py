@@ -13,9 +13,10 @@ copy mechanism (model.py). Writes runs/hashtag_<lang>_<variant>[_<sim>][_copy]/:
 such runs apart: the run name does not say which data it used; the checkpoint's meta does).
 
 Optional `[data]` in the config: `train_files` (JSONL files added to the shared train split,
-e.g. the output of `python -m training data hashtag`) and `dev_ood_file` (a second dev set of
+e.g. the output of `python -m training data hashtag`), `dev_ood_file` (a second dev set of
 held-out sources: every training pair of its sources is dropped, and the kept epoch is the
-one with the best mean of the two dev ROUGE-1 scores). Relative paths are from the
+one with the best mean of the two dev ROUGE-1 scores) and `max_per_target` (at most this many
+training pairs per target sequence, `data.cap_recurring`). Relative paths are from the
 repository root.
 """
 
@@ -37,6 +38,7 @@ from nlp_models.hashtag.vocab import Vocab, build_vocab, from_state
 from training.hashtag.data import (
     Pair,
     batches,
+    cap_recurring,
     encode_sources,
     make_batch,
     read_pairs,
@@ -88,6 +90,11 @@ def load_data(lang: str, tc: dict, dc: dict, quick: bool) -> tuple[list[Pair], .
         print(f"dev_ood: {len(dev_ood)} pairs of {sorted({p.source for p in dev_ood})}; "
               f"{n - len(train_pairs)} training pairs of those sources dropped", flush=True)
         dev_ood = dev_ood[: tc.get("dev_ood_posts", tc.get("dev_posts", 10**9))]
+    if cap := dc.get("max_per_target"):
+        n = len(train_pairs)
+        train_pairs = cap_recurring(train_pairs, cap)
+        print(f"max_per_target {cap}: {n - len(train_pairs)} of {n} training pairs dropped "
+              "(recurring target sequences)", flush=True)
     if quick:
         train_pairs, dev, dev_ood = train_pairs[:3000], dev[:100], dev_ood[:100]
     return train_pairs, dev, dev_ood

@@ -6,7 +6,8 @@
 Both are read from the checkpoint's meta by nlp_models/hashtag/predictor.py (see its module
 doc for the score), with, for English, `known_words`: every word of the checkpoint's training
 hashtags (the shared train split plus the `train_files` its meta records, without the
-held-out dev_ood sources), which turns on whole-word decoding. The dev posts (first `posts`
+held-out dev_ood sources), which turns on whole-word decoding, and, in both languages,
+`post_candidates` (the post's words offered as hashtags). The dev posts (first `posts`
 of each file) are decoded once at the serving beam; every λ of the grid then only re-ranks
 the same hypotheses.
 
@@ -48,6 +49,7 @@ def tune(checkpoint: str, dev_files: list[str], out: str, beam: int = 4, n_best:
     predictor = load_predictor(checkpoint, None, threads)
     known = known_words(predictor) if predictor.lang == "en" else []
     predictor.known = frozenset(known) if known else None
+    predictor.offer_post_words = True
     sets = {name: read_pairs(name)[:posts] for name in dev_files}
     found = {name: _decode(predictor, pairs, beam) for name, pairs in sets.items()}
     grid = [_at_weight(predictor, found, sets, w) for w in GRID]
@@ -60,6 +62,7 @@ def tune(checkpoint: str, dev_files: list[str], out: str, beam: int = 4, n_best:
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
     state["meta"] = {**state.get("meta", {}), "prior_weight": weight,
                      "min_score": threshold["min_score"], "known_words": known,
+                     "post_candidates": True,
                      "tuning": {"dev": dev_files, "posts": posts, "beam": beam,
                                 "n_best": n_best,
                                 "command": "python -m training " + " ".join(sys.argv[1:])}}
