@@ -11,12 +11,13 @@ numbers pass ("1987", "4th", "1990s"; "10-year" is "10" and "year"); a clitic ('
 (`whole_headline`) also ends only after its third word and never repeats a word of three or
 more letters: `quality.degenerate`'s other two conditions.
 
-Glued tokens (full headlines): known words can still be glued into a token that exists
-nowhere ("suggests's", "research-beam", "SEC.S.", "Center'surgery", "DIone": each piece a
-known word). So a whitespace token (edge punctuation aside) that joins several words, or
-runs capitals into lower case, must be a token of the article, or be shaped like an
-abbreviation ("U.S.") or a number compound ("10-year", "3rd-qtr"); an unfinished one must
-be able to become one of these.
+Glued tokens (full and constrained headlines): known words can still be glued into a token
+that exists nowhere ("suggests's", "research-beam", "SEC.S.", "Center'surgery", "DIone":
+each piece a known word). So a whitespace token (edge punctuation aside) that joins several
+words, or runs capitals into lower case, must be a token of the article, or be shaped like
+an abbreviation ("U.S.") or a number compound ("10-year", "3rd-qtr"); an unfinished one must
+be able to become one of these (Seq2BF's backward side grows a token leftwards, so there an
+article token must end with it).
 
 Only the `TOP_K` best next tokens of each hypothesis are checked (beam search keeps at
 most `beam` of them per hypothesis); when none of them passes, the next ones up to `WIDE_K`
@@ -73,6 +74,7 @@ class ArticleWords:
     set: frozenset[str]
     oovs: tuple[str, ...]
     tokens: tuple[str, ...] = ()  # its whitespace tokens' cores, lower-cased, sorted
+    tokens_reversed: tuple[str, ...] = ()  # the same cores reversed, sorted (Seq2BF's left)
 
 
 def _has_prefix(words: Sequence[str], prefix: str) -> bool:
@@ -121,7 +123,8 @@ class WholeWords:
         words = set(WORD.findall(text.lower()))
         tokens = {token_core(t).lower() for t in text.split()}
         return ArticleWords(tuple(sorted(words)), tuple(sorted(w[::-1] for w in words)),
-                            frozenset(words), tuple(oovs), tuple(sorted(tokens)))
+                            frozenset(words), tuple(oovs), tuple(sorted(tokens)),
+                            tuple(sorted(t[::-1] for t in tokens)))
 
     def complete(self, word: str, art: ArticleWords) -> bool:
         return bool(NUMBER.fullmatch(word)) or word in self.known or word in art.set
@@ -160,22 +163,30 @@ class WholeWords:
                 return False
             elif self.whole_headline and len(word) >= 3 and word in new[:k]:
                 return False
-        return not self.whole_headline or self.tokens_allowed(before, after, ended, art)
+        return self.tokens_allowed(before, after, ended, art)
 
-    def tokens_allowed(self, before: str, after: str, ended: bool, art: ArticleWords) -> bool:
+    def tokens_allowed(self, before: str, after: str, ended: bool, art: ArticleWords,
+                       front: bool = False) -> bool:
         """The glued-token rule for the whitespace tokens that growing ``before`` into
-        ``after`` changes: a finished glued token is an article token or shaped like an
-        abbreviation or number compound; an open one can still become one."""
+        ``after`` changes (at the end, or at the front for Seq2BF's backward side): a
+        finished glued token is an article token or shaped like an abbreviation or number
+        compound; an open one can still become one (an article token starts with it, or,
+        growing leftwards, ends with it)."""
         old, new = before.split(), after.split()
-        open_last = not ended and bool(after) and not after[-1].isspace()
-        for k in range(max(0, len(old) - 1), len(new)):
+        edge = 0 if front else -1
+        open_edge = not ended and bool(after) and not after[edge].isspace()
+        changed = (range(min(len(new), len(new) - len(old) + 1)) if front
+                   else range(max(0, len(old) - 1), len(new)))
+        for k in changed:
             core = token_core(new[k])
             if not glued(core) or shaped(core):
                 continue
-            if k == len(new) - 1 and open_last:
-                if not _has_prefix(art.tokens, core.lower()):
+            key = core.lower()
+            if k == (0 if front else len(new) - 1) and open_edge:
+                if not (_has_prefix(art.tokens_reversed, key[::-1]) if front
+                        else _has_prefix(art.tokens, key)):
                     return False
-            elif core.lower() not in art.tokens:
+            elif key not in art.tokens:
                 return False
         return True
 
@@ -197,7 +208,7 @@ class WholeWords:
                     return False
             elif not self.complete(word, art):
                 return False
-        return True
+        return self.tokens_allowed(before, after, ended, art, front=True)
 
     def unsupported(self, before: str, after: str, ended: bool, art: ArticleWords) -> int:
         """How many name-like words the article lacks are finished by growing ``before``

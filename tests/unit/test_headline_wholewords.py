@@ -47,7 +47,8 @@ def test_words_must_be_known_or_from_the_article(before, after, ended, allowed) 
 
 def test_a_clitic_ends_a_word_and_does_not_stand_alone() -> None:
     rule = WholeWords(CharPieces(), ["shares", "rise", "aol", "s", "d"])
-    assert rule.allows("AOL", "AOL's shares", False, ART)
+    assert rule.allows("AOL", "AOL's shares", False, rule.article("AOL's bid for Netscape", []))
+    assert not rule.allows("AOL", "AOL's shares", False, ART)  # a glued token not in ART
     assert not rule.allows("AOL shares", "AOL shares 's", False, ART)
     assert not rule.allows("AOL", "AOL 'd", False, ART)
     assert not rule.allows_before(" shares rise", "'s shares rise", False, ART)
@@ -187,11 +188,29 @@ def test_a_full_headline_token_that_glues_words_must_be_the_articles(after, ende
     assert GLUE.tokens_allowed("", after, ended, GLUE_ART) is allowed
 
 
-def test_the_glued_token_rule_is_for_full_headlines_only() -> None:
-    seq2bf = WholeWords(CharPieces(), ["study", "suggests", "s"])
-    art = seq2bf.article("A study", [])
-    assert seq2bf.allows("study suggests", "study suggests's", False, art)
-    assert not GLUE.allows("study suggests", "study suggests's", True, GLUE_ART)
+SEQ2BF = WholeWords(CharPieces(), ["study", "suggests", "research", "beam", "s", "sec", "u"])
+
+
+def test_constrained_headlines_keep_the_glued_token_rule_on_their_forward_side() -> None:
+    art = SEQ2BF.article("A study by SEC staff", [])
+    assert not SEQ2BF.allows("study suggests", "study suggests's", True, art)
+    assert not SEQ2BF.allows("SEC", "SEC.S.", True, art)
+    assert SEQ2BF.allows("SEC", "SEC U.S.", True, art)
+
+
+@pytest.mark.parametrize(("before", "after", "ended", "allowed"), [
+    (" study", "beam-research study", False, False),   # glued leftwards, finished by a space
+    (" study", "w-cost study", False, True),           # open: "low-cost" ends like this
+    (" study", "cost-research study", False, False),   # no article token ends like this
+    (" study", "low-cost study", False, True),         # the article's token, open
+    (" study", "low-cost study", True, True),          # ... and finished by [BOS]
+    (" study", "U.S. study", True, True),              # an abbreviation
+    ("S. study", "SEC.S. study", True, False),         # Seq2BF's "SEC.S." grown leftwards
+])
+def test_seq2bf_backward_side_checks_glued_tokens_against_article_token_endings(
+        before, after, ended, allowed) -> None:
+    art = SEQ2BF.article("A low-cost study by SEC staff", [])
+    assert SEQ2BF.tokens_allowed(before, after, ended, art, front=True) is allowed
 
 
 @pytest.mark.parametrize(("token", "core"), [
