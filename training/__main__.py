@@ -3,6 +3,7 @@
     python -m training train pos --config training/configs/pos_dcnn.toml [--quick] [--resume]
     python -m training data hashtag --out DIR [--lang en zh]
     python -m training data pos --out data/pos --ewt UD_English-EWT --gum UD_English-GUM
+    python -m training data headline-sina --sina SINA_CHECKOUT --out data/headline
     python -m training train hashtag --config training/configs/hashtag_en.toml
         [--variant transformer|softbase|hardbase|soft|hard] [--similarity euclidean|...]
         [--copy] [--train-file FILE] [--dev-ood-file FILE] [--max-per-target N] [--max-minutes N]
@@ -92,13 +93,16 @@ def main(argv: list[str] | None = None) -> None:
                             "headline -> DIR/<lang>/{train_extra,dev_ood}.jsonl; pos -> gold PTB "
                             "tags from UD treebanks, DIR/ud_ewt/all.conll, DIR/ud_gum/open.conll; "
                             "last line is JSON counts")
-    p_data.add_argument("task", choices=["hashtag", "headline", "pos"])
+    p_data.add_argument("task", choices=["hashtag", "headline", "headline-sina", "pos"])
     p_data.add_argument("--out", required=True, help="output directory")
     p_data.add_argument("--lang", nargs="+", choices=["en", "zh"], default=["en", "zh"])
     p_data.add_argument("--ewt", type=Path, help="pos: checkout of UD_English-EWT")
     p_data.add_argument("--gum", type=Path, help="pos: checkout of UD_English-GUM")
     p_data.add_argument("--ewt-commit", help="pos: the EWT checkout's commit, for SOURCES.json")
     p_data.add_argument("--gum-commit", help="pos: the GUM checkout's commit, for SOURCES.json")
+    p_data.add_argument("--sina", type=Path, help="headline-sina: checkout of "
+                        "Patrick233/Cluster-Chinese-news-Article at d1badb6 (Chinese test "
+                        "set of an unseen source -> DIR/zh/unseen_sina.jsonl)")
 
     p_eval = sub.add_parser("evaluate", help="score a model; last stdout line is JSON")
     p_eval.add_argument("task", choices=["pos", "hashtag", "headline", "constrained-headline"])
@@ -250,6 +254,13 @@ def main(argv: list[str] | None = None) -> None:
             from training.hashtag.extra import main as build_hashtag_data
 
             build_hashtag_data(args.out, args.lang)
+        elif args.task == "headline-sina":
+            from training.headline.sina import build as build_sina
+            from training.paths import data_dir
+
+            if args.sina is None:
+                raise SystemExit("headline-sina needs --sina DIR")
+            build_sina(args.sina, data_dir(), Path(args.out))
         elif args.task == "pos":
             from training.pos.treebanks import build as build_treebanks
 
