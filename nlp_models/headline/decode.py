@@ -359,7 +359,8 @@ class Seq2BFSearch(_Search):
             text, left, right = (self.repeats.text.tolist(), self.repeats.left.tolist(),
                                  self.repeats.right.tolist())
             texts = [row[a:b] for row, a, b in zip(text, left, right, strict=True)]
-            logp = self.words.block(logp, texts, self.row_words, is_back.tolist(), BOS)
+            logp = self.words.block(logp, texts, self.row_words, is_back.tolist(), BOS,
+                                    self.done[rows, 1 - self.side].tolist())
         return logp
 
     def ends(self, src: torch.Tensor, tok: torch.Tensor) -> torch.Tensor:

@@ -93,7 +93,7 @@ class HeadlinePredictor:
         penalty = self.meta.get("unsupported_penalty", 0.0) if kind == "generator" else 0.0
         self.words: WholeWords | WholeNumbers | None = None
         if known and lang == "en":
-            self.words = WholeWords(vocab, known, penalty, whole_headline=kind == "generator")
+            self.words = WholeWords(vocab, known, penalty, whole_headline=True)
         elif lang == "zh" and kind == "generator":
             self.words = WholeNumbers(vocab)
 

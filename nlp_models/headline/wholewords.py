@@ -7,9 +7,10 @@ unfinished last word is the beginning of one. Known words are the lower-cased ro
 tokens (runs of a-z and 0-9, the unit of `quality.degenerate`) of the training articles
 and headlines, stored with the checkpoint, plus the words of the article being read;
 numbers pass ("1987", "4th", "1990s"; "10-year" is "10" and "year"); a clitic ('s, 'd, 't,
-...) must end a word, not stand after a space (`STRAY_CLITIC`). A full headline
-(`whole_headline`) also ends only after its third word and never repeats a word of three or
-more letters: `quality.degenerate`'s other two conditions.
+...) must end a word, not stand after a space (`STRAY_CLITIC`). With `whole_headline` a
+headline also ends only after its third word and never repeats a word of three or more
+letters: `quality.degenerate`'s other two conditions (Seq2BF: on both sides; its headline
+ends when the second of its sides ends).
 
 Glued tokens (full and constrained headlines): known words can still be glued into a token
 that exists nowhere ("suggests's", "research-beam", "SEC.S.", "Center'surgery", "DIone":
@@ -139,10 +140,11 @@ class WholeWords:
         return (suffix.isdigit() or bool(NUMBER.fullmatch(suffix))
                 or _has_prefix(self.reversed, backwards) or _has_prefix(art.reversed, backwards))
 
-    def allows(self, before: str, after: str, ended: bool, art: ArticleWords) -> bool:
-        """Whether text ``before`` may become ``after`` (``ended``: the headline ends).
-        With `whole_headline` (full headlines, read left to right) also: no word of 3+
-        letters twice, and no ending before the third word."""
+    def allows(self, before: str, after: str, ended: bool, art: ArticleWords,
+               closes: bool = True) -> bool:
+        """Whether text ``before`` may become ``after`` (``ended``: this side ends, which
+        ends the headline if ``closes``). With `whole_headline` also: no word of 3+ letters
+        twice, and no headline ending before its third word."""
         if STRAY_CLITIC.search(after):
             return False
         old, new = WORD.findall(before.lower()), WORD.findall(after.lower())
@@ -150,7 +152,7 @@ class WholeWords:
         while same < min(len(old), len(new)) and old[same] == new[same]:
             same += 1
         open_last = not ended and bool(after) and after[-1].isalnum()
-        if self.whole_headline and ended and len(new) < MIN_WORDS:
+        if self.whole_headline and ended and closes and len(new) < MIN_WORDS:
             return False
         # the old last word may be finished by this step: check it again with the new ones
         for k in range(max(0, min(same, len(old) - 1)), len(new)):
@@ -190,7 +192,8 @@ class WholeWords:
                 return False
         return True
 
-    def allows_before(self, before: str, after: str, ended: bool, art: ArticleWords) -> bool:
+    def allows_before(self, before: str, after: str, ended: bool, art: ArticleWords,
+                      closes: bool = True) -> bool:
         """``allows`` for a token put in front of the text (Seq2BF's backward side)."""
         if STRAY_CLITIC.search(after):
             return False
@@ -199,6 +202,8 @@ class WholeWords:
         while same < min(len(old), len(new)) and old[-1 - same] == new[-1 - same]:
             same += 1
         open_first = not ended and bool(after) and after[0].isalnum()
+        if self.whole_headline and ended and closes and len(new) < MIN_WORDS:
+            return False
         changed = len(new) - same
         # the old first word may be finished by this step: check it again with the new ones
         for k in range(min(len(new), changed + 1)):
@@ -207,6 +212,8 @@ class WholeWords:
                 if not self.ending(word, art):
                     return False
             elif not self.complete(word, art):
+                return False
+            elif self.whole_headline and len(word) >= 3 and word in new[k + 1:]:
                 return False
         return self.tokens_allowed(before, after, ended, art, front=True)
 
@@ -221,18 +228,20 @@ class WholeWords:
 
     def block(self, logp: torch.Tensor, texts: Sequence[list[int]],
               arts: Sequence[ArticleWords], backward: Sequence[bool] | None = None,
-              end_before: int = EOS) -> torch.Tensor:
+              end_before: int = EOS, closes: Sequence[bool] | None = None) -> torch.Tensor:
         """logp (rows, V+ext) with -inf for the next tokens that would break the rule, and
         the unsupported-name penalty subtracted (forward rows); ``texts``: each row's tokens
         so far in reading order; ``backward``: rows whose next token goes in front (Seq2BF),
-        ending with ``end_before`` ([BOS])."""
+        ending with ``end_before`` ([BOS]); ``closes``: rows whose side's end would end the
+        headline (Seq2BF: the other side has ended; default all)."""
         ranked = logp.topk(min(WIDE_K, logp.shape[1]), -1)
         values, indices = ranked.values.tolist(), ranked.indices.tolist()
         out = torch.full_like(logp, float("-inf"))
         for r, (tokens, art) in enumerate(zip(texts, arts, strict=True)):
             before = "".join(self._surface(t, art) for t in tokens)
             front = backward is not None and backward[r]
-            check = (values[r], indices[r], before, front, art, end_before)
+            final = closes is None or closes[r]
+            check = (values[r], indices[r], before, front, final, art, end_before)
             passed = self._passing(*check, 0, TOP_K) or self._passing(*check, TOP_K, WIDE_K)
             if passed:
                 allowed, costs = zip(*passed, strict=True)
@@ -243,7 +252,7 @@ class WholeWords:
         return out
 
     def _passing(self, values: list[float], indices: list[int], before: str, front: bool,
-                 art: ArticleWords, end_before: int, start: int, stop: int
+                 final: bool, art: ArticleWords, end_before: int, start: int, stop: int
                  ) -> list[tuple[int, float]]:
         """(token, penalty) for the ranked candidates start..stop that keep the rule."""
         passed = []
@@ -253,11 +262,11 @@ class WholeWords:
             if front:
                 ended = tok == end_before
                 after = before if ended else self._surface(tok, art) + before
-                ok = self.allows_before(before, after, ended, art)
+                ok = self.allows_before(before, after, ended, art, final)
             else:
                 ended = tok == EOS
                 after = before if ended else before + self._surface(tok, art)
-                ok = self.allows(before, after, ended, art)
+                ok = self.allows(before, after, ended, art, final)
             if ok:
                 cost = (self.unsupported_penalty * self.unsupported(before, after, ended, art)
                         if self.unsupported_penalty and not front else 0.0)

@@ -160,7 +160,26 @@ def test_a_full_headline_ends_after_three_words_and_repeats_none() -> None:
     assert rule.allows(" Sales up in", " Sales up in", True, art)
     assert not rule.allows(" Sales up in", " Sales up in Sales", True, art)  # "sales" again
     assert rule.allows(" Sales up", " Sales up up", False, art)        # short words may repeat
-    assert RULE.allows("AOL", "AOL", True, ART)  # off by default (Seq2BF sides, old models)
+    assert RULE.allows("AOL", "AOL", True, ART)  # off unless asked for (tests of other rules)
+
+
+def test_a_seq2bf_headline_ends_after_three_words_when_its_second_side_ends() -> None:
+    rule = WholeWords(CityPieces(), ["drugs", "rise", "to", "in", "boston"], whole_headline=True)
+    art = rule.article("Drugs rise in Boston", [])
+    assert not rule.allows_before(" rise", "Drugs rise", True, art)         # ends the headline
+    assert rule.allows_before(" rise", "Drugs rise", True, art, closes=False)  # forward goes on
+    assert not rule.allows("Drugs rise", "Drugs rise", True, art)
+    assert rule.allows("Drugs rise", "Drugs rise", True, art, closes=False)  # backward goes on
+    assert rule.allows("Drugs rise in", "Drugs rise in", True, art)
+
+
+def test_seq2bf_repeats_no_word_on_its_backward_side() -> None:
+    rule = WholeWords(CityPieces(), ["drugs", "rise", "to", "in", "boston"], whole_headline=True)
+    art = rule.article("Drugs rise in Boston", [])
+    assert rule.allows_before(" drugs to rise", "Drugs drugs to rise", False, art)  # open word
+    assert not rule.allows_before(" drugs to rise", "Drugs drugs to rise", True, art)
+    assert not rule.allows_before(" Drugs to rise", " rise Drugs to rise", False, art)
+    assert rule.allows_before(" in Boston", "Drugs rise in Boston", True, art)
 
 
 GLUE = WholeWords(CharPieces(), ["study", "suggests", "research", "beam", "s", "year", "sec",
