@@ -1,7 +1,7 @@
 """Benchmarks: each prints one JSON object, comparing serving paths measured in one run.
 
     python -m bench pos [--tweets 2000] [--skip-pipeline]
-    python -m bench pos-peer [--data FILE.conll --tagset ptb|ark ...] [--repeats 3]
+    python -m bench pos-peer [--data FILE --tagset ptb|ark|universal ...] [--repeats 3]
     python -m bench hashtag [--posts 1000] [--beam 4] [--skip-pipeline]
     python -m bench headline [--articles 30] [--words 400] [--skip-pipeline]
     python -m bench headline-api [--requests 32] [--words 400] [--articles 8]
@@ -25,10 +25,12 @@ def main() -> None:
     p_pos.add_argument("--skip-pipeline", action="store_true", help="only (a) and (b)")
     p_peer = sub.add_parser("pos-peer", help="POS tagger beside the ARK tagger (Owoputi et "
                             "al. 2013): accuracy on ARK tags and tokens/s, same tweets")
-    p_peer.add_argument("--data", action="append", default=[], metavar="FILE.conll",
+    p_peer.add_argument("--data", action="append", default=[], metavar="FILE",
                         help="repeatable, one --tagset each (default: RIT-Test, RIT-Dev, "
-                        "NPSChat test, DAILY547, OCT27 test)")
-    p_peer.add_argument("--tagset", action="append", default=[], choices=["ptb", "ark"],
+                        "NPSChat test, DAILY547, OCT27 test); CoNLL, or for universal the "
+                        "Lowlands TSV (data/pos/lowlands/test.tsv)")
+    p_peer.add_argument("--tagset", action="append", default=[],
+                        choices=["ptb", "ark", "universal"],
                         help="gold tagset of the --data file at the same position")
     p_peer.add_argument("--repeats", type=int, default=3, help="timed passes per tagger")
     p_peer.add_argument("--ark-decoder", default="greedy", choices=["greedy", "viterbi"],

@@ -1,6 +1,6 @@
 """Our POS tagger beside the ARK tagger (Owoputi et al. 2013) on the same tweets, in one run.
 
-    python -m bench pos-peer [--data FILE.conll --tagset ptb|ark ...] [--repeats 3]
+    python -m bench pos-peer [--data FILE --tagset ptb|ark|universal ...] [--repeats 3]
                              [--ark-decoder greedy|viterbi]
 
 Both taggers get the gold tokenization of each file; ``raw_text`` repeats the scoring with
@@ -20,6 +20,13 @@ does not determine are left out of the score for both taggers (training/pos/tagm
 lists the rules; ``excluded`` counts them), and ``accuracy_all_tokens_as_mapped`` gives the
 score on every token with the map as is.
 
+Universal gold (``--tagset universal``: Lowlands.test, a source neither tagger trained on;
+training/pos/universal.py): placeholders become realistic tokens before tagging (``URL`` ->
+``http://t.co/x``, ``@USER`` -> ``@user``, ``NUMBER`` -> ``10``); our ARK head and the ARK
+tagger are both mapped with ``training/pos/tagmaps/ark_to_universal.tsv`` (the same map:
+``accuracy`` ours / ark), our PTB head with ``ptb_to_universal.tsv`` (``ours_ptb_head``);
+links, mentions and hashtags are left out of the score for all three (``excluded``).
+
 Speed: each tagger tags the file untimed until 20,000 tokens are done (TorchScript
 specialization, the JVM's JIT), then ``--repeats`` timed passes; the median is reported,
 by wall clock (``tokens_per_s``) and by CPU time of the whole process
@@ -32,6 +39,7 @@ The JVM runs with one active processor; its start-up and model load are reported
 
 from __future__ import annotations
 
+import hashlib
 import re
 import statistics
 import time
@@ -58,6 +66,8 @@ OURS_SAW = {
     "ark_daily547/test.conll": "never",
     "ark_oct27/test.conll": "checkpoint selection (mean dev accuracy), not trained on; "
                             "trained on ark_oct27/train+dev",
+    "data/pos/lowlands/test.tsv": "never; no tweet of its source (Lowlands, 2013) in any "
+                                  "training or selection set",
 }
 
 
@@ -87,6 +97,19 @@ def ark_gold_tags(sentences, tagset: str, table: dict[str, str]
         as_mapped.append([table.get(t, "G") for t in s.tags])
         excluded.update(reason for tag, reason in pairs if tag is None)
     return scored, as_mapped, excluded
+
+
+def universal_gold_tags(sentences) -> tuple[list[list[str | None]], Counter]:
+    """(universal gold with None for unscored tokens, counts of the excluded tokens by
+    reason): links, mentions and hashtags (training/pos/universal.py)."""
+    from training.pos.universal import universal_gold
+
+    scored, excluded = [], Counter()
+    for s in sentences:
+        pairs = universal_gold(s.tokens, s.tags)
+        scored.append([tag for tag, _ in pairs])
+        excluded.update(reason for tag, reason in pairs if tag is None)
+    return scored, excluded
 
 
 #: NPSChat's IRC system posts (JOIN, PART, NICK + a user name) and its anonymised user names
@@ -144,10 +167,11 @@ def locate(text: str, tokens: list[str]) -> list[tuple[int, int] | None]:
 
 
 def raw_text_scores(predictor, settings, tokens: list[list[str]], gold: list[list[str | None]],
-                    decoder: str) -> dict:
+                    decoder: str, convert: dict[str, str] | None = None) -> dict:
     """Both taggers on raw text, as a user runs them: each tweet's gold tokens joined by
     spaces, tokenized by each tagger's own tokenizer; a gold token counts as right only if
-    the tokenizer produced exactly it and the tag is right."""
+    the tokenizer produced exactly it and the tag is right. `convert` maps both taggers' ARK
+    tags to the gold's tagset (universal gold)."""
     from deploy import ark
     from training.pos.evaluate import on_gold_tokens
 
@@ -158,6 +182,9 @@ def raw_text_scores(predictor, settings, tokens: list[list[str]], gold: list[lis
     theirs = [on_gold_tokens(t, list(zip(locate(text, [w for w, _ in tw]),
                                          [tag for _, tag in tw], strict=True)))
               for t, text, tw in zip(tokens, texts, ark_tweets, strict=True)]
+    if convert is not None:
+        ours, theirs = ([[None if t is None else convert[t] for t in row] for row in tags]
+                        for tags in (ours, theirs))
     n = sum(map(len, tokens))
     return {
         "accuracy": {"ours": _acc(*score(gold, ours)), "ark": _acc(*score(gold, theirs))},
@@ -209,12 +236,21 @@ def run(datasets: list[tuple[str, str]] | None = None, repeats: int = 3,
     from training.pos.data import read_conll
     from training.pos.evaluate import shipped_checkpoint
     from training.pos.tagmap import read_tagmap
+    from training.pos.universal import (
+        ARK_TO_UNIVERSAL,
+        PLACEHOLDERS,
+        PTB_TO_UNIVERSAL,
+        read_universal_tsv,
+        realistic,
+        to_universal,
+    )
 
     settings = Settings.from_env()
     pos_dir = data_dir() / "pos"
     if datasets is None:
         datasets = [(str(pos_dir / rel), tagset) for rel, tagset in DEFAULT_DATASETS]
     table = read_tagmap(pos_dir / "tagmaps" / "ptb_to_ark.tsv")
+    ark_universal, ptb_universal = read_tagmap(ARK_TO_UNIVERSAL), read_tagmap(PTB_TO_UNIVERSAL)
     seen_by_ark = {tuple(s.tokens) for rel in ARK_MODEL_TRAINING
                    for s in read_conll(pos_dir / rel, "ark")}
 
@@ -227,12 +263,20 @@ def run(datasets: list[tuple[str, str]] | None = None, repeats: int = 3,
                      "passes_s": 0.0, "warmup_s": 0.0}
     total = {"ours": [0, 0.0, 0.0, 0], "ark": [0, 0.0, 0.0, 0]}  # tokens, s, CPU s, tweets
     for path, tagset in datasets:
-        sentences = read_conll(path, tagset)
+        universal = tagset == "universal"
+        if universal and not Path(path).is_file():
+            raise SystemExit(f"{path} not found; docs/models/pos.md (Lowlands.test) says how "
+                             "to put the file in place")
+        sentences = read_universal_tsv(path) if universal else read_conll(path, tagset)
         tokens = [s.tokens for s in sentences]
+        tagged = [realistic(t) for t in tokens] if universal else tokens  # what taggers get
         n_tokens = sum(map(len, tokens))
-        gold, as_mapped, excluded = ark_gold_tags(sentences, tagset, table)
-        ours, ours_s, ours_cpu = time_ours(predictor, tokens, repeats)
-        ark_run = ark.tag(settings, tokens, decoder=decoder, repeats=repeats,
+        if universal:
+            gold, excluded = universal_gold_tags(sentences)
+        else:
+            gold, as_mapped, excluded = ark_gold_tags(sentences, tagset, table)
+        ours, ours_s, ours_cpu = time_ours(predictor, tagged, repeats)
+        ark_run = ark.tag(settings, tagged, decoder=decoder, repeats=repeats,
                           warmup_tokens=WARMUP_TOKENS)
         jvm["runs"] += 1
         jvm["wall_s"] += ark_run.wall_s
@@ -240,8 +284,12 @@ def run(datasets: list[tuple[str, str]] | None = None, repeats: int = 3,
         jvm["cold_pass_s"] += ark_run.passes_s[0]
         jvm["passes_s"] += sum(ark_run.passes_s) + ark_run.warmup_s
         jvm["warmup_s"] += ark_run.warmup_s
-        ours_ark = [t["ark"] for t in ours]
-        in_ark_training = sum(tuple(t) in seen_by_ark for t in tokens)
+        ours_ark, ark_tags = [t["ark"] for t in ours], ark_run.tags
+        if universal:  # both through the same map: apples to apples
+            ours_ark, ark_tags = to_universal(ours_ark, ark_universal), to_universal(
+                ark_tags, ark_universal)
+        in_ark_training = sum(tuple(t) in seen_by_ark or tuple(r) in seen_by_ark
+                              for t, r in zip(tokens, tagged, strict=True))
         rel = _relative(path, pos_dir)
         row = {
             "data": rel,
@@ -253,12 +301,20 @@ def run(datasets: list[tuple[str, str]] | None = None, repeats: int = 3,
             "tokens": n_tokens,
             "scored_tokens": score(gold, ours_ark)[1],
             "accuracy": {"ours": _acc(*score(gold, ours_ark)),
-                         "ark": _acc(*score(gold, ark_run.tags))},
+                         "ark": _acc(*score(gold, ark_tags))},
         }
-        row["paired"] = paired(gold, ours_ark, ark_run.tags)
-        row["raw_text"] = raw_text_scores(predictor, settings, tokens, gold, decoder)
+        row["paired"] = paired(gold, ours_ark, ark_tags)
+        row["raw_text"] = raw_text_scores(predictor, settings, tagged, gold, decoder,
+                                          ark_universal if universal else None)
         row["top_errors_gold_predicted"] = {"ours": top_errors(gold, ours_ark),
-                                            "ark": top_errors(gold, ark_run.tags)}
+                                            "ark": top_errors(gold, ark_tags)}
+        if universal:
+            ours_ptb = to_universal([t["ptb"] for t in ours], ptb_universal)
+            row["accuracy"]["ours_ptb_head"] = _acc(*score(gold, ours_ptb))
+            row["top_errors_gold_predicted"]["ours_ptb_head"] = top_errors(gold, ours_ptb)
+            row["excluded"] = dict(excluded.most_common())
+            row["placeholders_tagged_as"] = PLACEHOLDERS
+            row["sha256"] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
         if tagset == "ptb":
             row["excluded"] = dict(excluded.most_common())
             row["accuracy_all_tokens_as_mapped"] = {
@@ -325,6 +381,10 @@ def run(datasets: list[tuple[str, str]] | None = None, repeats: int = 3,
             "so on NPSChat (IRC chat) ours is in domain and the ARK model is not; "
             "accuracy_without_chat_artifacts also leaves out IRC system posts (JOIN, PART, "
             "NICK) and anonymised user names, which no tweet has.",
+            "Universal gold (gold_tagset universal): both taggers' ARK tags mapped with "
+            "training/pos/tagmaps/ark_to_universal.tsv (ours / ark), our PTB head with "
+            "ptb_to_universal.tsv (ours_ptb_head); placeholders tagged as "
+            "placeholders_tagged_as; links, mentions and hashtags not scored (excluded).",
             "tokens_per_s: median wall time of the timed passes after untimed ones over "
             f"{WARMUP_TOKENS:,} tokens, one "
             "core each (torch threads 1; JVM with -XX:ActiveProcessorCount=1); "
@@ -336,10 +396,15 @@ def run(datasets: list[tuple[str, str]] | None = None, repeats: int = 3,
 
 
 def _relative(path: str, pos_dir: Path) -> str:
-    try:
-        return str(Path(path).resolve().relative_to(pos_dir.resolve()))
-    except ValueError:
-        return str(path)
+    """The path under the shared pos/ folder, else under the repository (data/...)."""
+    from training.paths import REPO_ROOT
+
+    for root in (pos_dir, REPO_ROOT):
+        try:
+            return str(Path(path).resolve().relative_to(root.resolve()))
+        except ValueError:
+            continue
+    return str(path)
 
 
 def _cores() -> int:
