@@ -39,8 +39,9 @@ _EMOJI = (
 # A number is one token with its separators ("6-8", "8:30", "1,000"), not the start of a
 # word ("2pac", "2day" are words) nor of a hyphenated name ("11-09-teensUser34").
 _NUMBER = r"[$€£]?\d+(?:[.,:/-]\d+)*(?:%|st|nd|rd|th|s|k|am|pm)?(?![\w-])"
-# Contractions and hyphenated words stay whole ("don't", "anti-establishment"), as in ARK-Twitter
-_WORD = r"\w+(?:['’-]\w+)*"
+# Contractions, hyphenated and slash-joined words stay whole ("don't", "anti-establishment",
+# "he/she", "GPS/DVD/USB"), as in ARK-Twitter and Ritter's tweets
+_WORD = r"\w+(?:['’/-]\w+)*"
 _ABBREV = r"(?:[A-Za-z]\.){2,}|\b(?:mr|mrs|ms|dr|sr|jr|rep|sen|st)\.|\bw/o?(?=\s|$)"  # U.S. Mr. w/
 _ENTITY = r"&(?:amp|lt|gt|quot);"  # HTML entities as Twitter's API sends them
 _ARROW = r"<*[-=]+>+|<+[-=]+"  # -> --> <-- =>

@@ -61,3 +61,10 @@ def test_runs_of_sentence_punctuation_and_quotes_stay_together_as_in_twokenize()
 def test_is_emoticon_is_true_for_a_whole_emoticon_only():
     assert is_emoticon(":-)") and is_emoticon("<3")
     assert not is_emoticon("8pm") and not is_emoticon("***")
+
+
+def test_slash_joined_words_stay_whole_as_twokenize_keeps_them():
+    assert words("he/she got a GPS/DVD/USB radio w/ 10/27/2010 on it / fine") == [
+        "he/she", "got", "a", "GPS/DVD/USB", "radio", "w/", "10/27/2010", "on", "it", "/",
+        "fine",
+    ]
