@@ -12,12 +12,18 @@
 
 In-process paths use both cores (torch threads = 2); Triton gives each model one thread and
 runs the two models side by side. Texts are the English demo tweets.
+
+(f) in_process_hashtags_zh  the Chinese generator alone in process on the demo's Weibo
+                            posts, as served (the post's words offered as candidates) and
+                            with the candidates switched off: what they cost
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+from pathlib import Path
 
 from bench.pos import _cores, _reload_model, _stack_memory, load_texts, warmup_texts
 
@@ -56,6 +62,37 @@ def bench_in_process(texts: list[str], with_pos: bool, beam: int) -> dict:
             "models": list(MODELS) if with_pos else ["hashtag_generator"]}
 
 
+WEIBO = Path(__file__).resolve().parents[1] / "deploy" / "sample_data" / "weibo.jsonl"
+
+
+def bench_chinese(beam: int, repeats: int = 2) -> dict:
+    """Posts/s of the served Chinese generator with and without its post candidates, on
+    the demo's Weibo posts (`repeats` passes each)."""
+    import torch
+
+    from nlp_models.hashtag.serving import HashtagService
+    from training.hashtag.evaluate import shipped_checkpoint
+
+    torch.set_num_threads(2)
+    with open(WEIBO, encoding="utf-8") as f:
+        texts = [json.loads(line)["text"] for line in f] * repeats
+    service = HashtagService(shipped_checkpoint("zh").parent, beam=beam, n_best=SERVED_N_BEST)
+    predictor = service.predictors["zh"]
+    served = predictor.offer_post_words
+    out: dict = {"beam": beam}
+    for name, offer in (("served", served), ("without_post_candidates", False)):
+        predictor.offer_post_words = offer
+        service.generate(texts[:64], ["zh"] * 64)  # warm-up (jieba's dictionary, caches)
+        began = time.perf_counter()
+        for i in range(0, len(texts), 64):
+            service.generate(texts[i : i + 64], ["zh"] * len(texts[i : i + 64]))
+        out[name] = {**_rate(len(texts), time.perf_counter() - began), "post_candidates": offer}
+    predictor.offer_post_words = served
+    out["served_vs_without"] = round(out["served"]["posts_per_s"]
+                                     / out["without_post_candidates"]["posts_per_s"], 3)
+    return out
+
+
 async def _triton_run(texts: list[str], url: str, batch: int, in_flight: int) -> float:
     from services.triton import HashtagClient, PosTaggerClient
 
@@ -84,6 +121,7 @@ def run(n_posts: int, skip_pipeline: bool, beam: int = 4) -> dict:
     result: dict = {"benchmark": "hashtag", "machine_cores": _cores(), "beam": beam}
     result["in_process_hashtags"] = bench_in_process(texts, with_pos=False, beam=beam)
     result["in_process"] = bench_in_process(texts, with_pos=True, beam=beam)
+    result["in_process_hashtags_zh"] = bench_chinese(beam)
     for srv in servers(["triton"], settings):
         srv.start(timeout=300)
     for model in MODELS:
