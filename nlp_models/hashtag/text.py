@@ -162,7 +162,7 @@ def _zh_content(word: str) -> bool:
     return len(word) >= 2 and bool(_ZH_CONTENT.search(word)) and word not in ZH_FUNCTION_WORDS
 
 
-ZH_MAX_CANDIDATE = 10  # characters; 95 % of Chinese training topics are at most this long
+ZH_MAX_CANDIDATE = 10  # characters of a joined pair (41 % of training topics are this short)
 # Chinese words never offered as a hashtag on their own: pronouns, conjunctions, adverbs.
 ZH_FUNCTION_WORDS = frozenset("""
 我们 你们 他们 她们 它们 自己 大家 什么 怎么 怎么样 这个 那个 这些 那些 这样 那样 这里 那里
