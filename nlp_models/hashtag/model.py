@@ -147,6 +147,22 @@ class CopySource(NamedTuple):
     valid: torch.Tensor
 
 
+class PostStates(NamedTuple):
+    """What the decoder reads of encoded posts, computed once per post and then indexed per
+    hypothesis or scored sequence."""
+
+    cross_kv: list[tuple[torch.Tensor, torch.Tensor]]  # per decoder layer: (B, H, M, D/H) each
+    valid: torch.Tensor  # (B, M) real memory positions
+    src: CopySource | None  # copying models: the copy source
+    copy_keys: torch.Tensor | None  # (B, C, D)
+
+    def take(self, rows: torch.Tensor) -> PostStates:
+        """The states of posts `rows` (R,), repeats allowed: (R, ...) each."""
+        return PostStates([(k[rows], v[rows]) for k, v in self.cross_kv], self.valid[rows],
+                          None if self.src is None else CopySource(*(x[rows] for x in self.src)),
+                          None if self.copy_keys is None else self.copy_keys[rows])
+
+
 class CopyHead(nn.Module):
     """Single-head copy attention, the generate/copy switch and the mixture of the two.
 
@@ -338,17 +354,12 @@ class SegTrm(nn.Module):
         return CopyHead.mix(self.logits(h).softmax(-1), a, p_gen, src_ids)
 
     def target_log_probs(self, ids: torch.Tensor, segs: torch.Tensor, y_in: torch.Tensor,
-                         real: torch.Tensor, source_of: torch.Tensor | None = None
-                         ) -> torch.Tensor:
+                         real: torch.Tensor) -> torch.Tensor:
         """Teacher-forced log-distributions of the next token at the target positions set in
         the bool mask `real` (B, T), for source (B, L) and decoder input [S] y1.. (B, T):
         (R, V), R = real.sum(). Only real positions are projected onto the vocabulary: the
-        projection is the largest matrix product, and padding would be a third of it.
-        `source_of` (B,) scores several targets against fewer sources (S, L): target row i
-        reads source row source_of[i], and each source is encoded once."""
+        projection is the largest matrix product, and padding would be a third of it."""
         enc = self.encode(ids, segs)
-        if source_of is not None:
-            enc, ids = enc[source_of], ids[source_of]
         mem, mem_valid = self.memory(enc, ids)
         h, _ = self.decode_step(y_in, 0, None, self.cross_keys_values(mem), mem_valid)
         if self.copy is None:
@@ -356,6 +367,38 @@ class SegTrm(nn.Module):
         src = self.copy_source(enc, ids)
         p = self.copy_probs(h, y_in, self.copy.keys(src.states), src, real)
         return p.clamp_min(1e-12).log()  # a token neither generated nor copyable has p = 0
+
+    def post_states(self, ids: torch.Tensor, segs: torch.Tensor) -> PostStates:
+        """Encode posts (B, L) once for decoding: memory keys/values, copy source and keys."""
+        enc = self.encode(ids, segs)
+        mem, mem_valid = self.memory(enc, ids)
+        src = self.copy_source(enc, ids) if self.copy is not None else None
+        keys = self.copy.keys(src.states) if src is not None else None
+        return PostStates(self.cross_keys_values(mem), mem_valid, src, keys)
+
+    def token_log_probs(self, posts: PostStates, y_in: torch.Tensor,
+                        wanted: torch.Tensor) -> torch.Tensor:
+        """log p(wanted[i, t, k] | post i, y_in[i, :t+1]) (R, T, K), 0 where y_in is
+        padding: for decoder input [S] y1.. (R, T) reading `posts` row i (R rows, see
+        PostStates.take), the probabilities of K tokens at every position (scoring asks for
+        the next token and [SEP]). The numbers target_log_probs would gather, without ever
+        forming an (R, T, V) distribution: for scoring many sequences against few posts,
+        which was most of the served time (`python -m bench hashtag`)."""
+        real = y_in != PAD
+        h, _ = self.decode_step(y_in, 0, None, posts.cross_kv, posts.valid)
+        logits = self.logits(h[real])  # (N, V), N = real.sum()
+        asked = wanted[real]  # (N, K)
+        logp = logits.gather(1, asked) - logits.logsumexp(-1, keepdim=True)
+        if posts.src is not None:
+            a, p_gen = self.copy.attend(h, self.tok(y_in), posts.copy_keys, posts.src)
+            src_ids = posts.src.ids[:, None, :].expand(-1, y_in.shape[1], -1)[real]  # (N, C)
+            copied = (a[real][:, None, :] * (src_ids[:, None, :] == asked[..., None])).sum(-1)
+            gen = p_gen[real]  # (N, 1)
+            p = gen * logp.exp() + (1 - gen) * copied
+            logp = p.clamp_min(1e-12).log()  # as target_log_probs: p = 0 -> log(1e-12)
+        out = torch.zeros(wanted.shape)
+        out[real] = logp
+        return out
 
     def forward(self, ids: torch.Tensor, segs: torch.Tensor, y_in: torch.Tensor,
                 targets: torch.Tensor, label_smoothing: float = 0.0) -> torch.Tensor:

@@ -44,9 +44,10 @@ from nlp_models.hashtag.decode import (
     LENGTH_PENALTY,
     Hypothesis,
     beam_search,
+    encode_posts,
     sequence_log_probs,
 )
-from nlp_models.hashtag.model import SegTrm, SegTrmConfig, encode_sources
+from nlp_models.hashtag.model import PostStates, SegTrm, SegTrmConfig, encode_sources
 from nlp_models.hashtag.text import (
     SEPARATOR,
     join_words,
@@ -58,6 +59,10 @@ from nlp_models.hashtag.text import (
 from nlp_models.hashtag.vocab import UNK, Vocab, from_state
 
 MAX_BATCH = 64  # posts per forward pass; bigger batches only add padding on this CPU
+# Sequences whose empty-post log-probability is remembered: it does not depend on the post,
+# and a stream offers the same words and favourites again and again. 100k short token
+# tuples with a float each are a few tens of MB; when full, the cache starts over.
+PRIOR_CACHE = 100_000
 
 
 @dataclass
@@ -122,6 +127,7 @@ class HashtagPredictor:
         # English checkpoints tuned with known words offer the post's words too.
         self.offer_post_words: bool = (self.meta.get("post_candidates", False)
                                        or self.known is not None)
+        self._prior: dict[tuple[int, ...], float] = {}  # PRIOR_CACHE
 
     def generate(self, texts: list[str], beam: int = 4, n_best: int = 1,
                  prior_weight: float | None = None) -> list[Generated]:
@@ -143,14 +149,15 @@ class HashtagPredictor:
         for i in range(0, len(texts), MAX_BATCH):
             chunk = texts[i : i + MAX_BATCH]
             ids, segs, truncated = encode_sources(chunk, self.vocab, self.cfg)
-            hyps = beam_search(self.model, ids, segs, beam=beam, n_best=n_best)
+            posts = encode_posts(self.model, ids, segs)
+            hyps = beam_search(self.model, posts, beam=beam, n_best=n_best)
             if self.known is not None:
                 hyps = self._whole_words(hyps, chunk)
             if self.offer_post_words:
-                hyps = self._with_post_candidates(hyps, chunk, ids, segs)
+                hyps = self._with_post_candidates(hyps, chunk, posts)
             flat = [h for post in hyps for h in post]
-            prior = iter(self._empty_post_log_probs([h.tokens for h in flat]).tolist()
-                         if with_prior and flat else [0.0] * len(flat))
+            prior = iter(self._empty_post_log_probs([h.tokens for h in flat])
+                         if with_prior else [0.0] * len(flat))
             found += [[Candidate(h, next(prior)) for h in post] for post in hyps]
             cut += truncated.tolist()
         return found, cut
@@ -167,7 +174,7 @@ class HashtagPredictor:
         return kept
 
     def _with_post_candidates(self, hyps: list[list[Hypothesis]], texts: list[str],
-                              ids: torch.Tensor, segs: torch.Tensor) -> list[list[Hypothesis]]:
+                              posts: PostStates) -> list[list[Hypothesis]]:
         """Per post: its hypotheses, then one per content word (and pair of adjacent content
         words) of the post, scored by the model (module doc). A candidate with a token the
         vocabulary lacks is not offered: it could not be written back."""
@@ -177,15 +184,24 @@ class HashtagPredictor:
                 if UNK not in (tokens := self.vocab.encode_words(words)[: self.cfg.max_target - 1])]
         if rows:
             source_of = torch.tensor([i for i, _ in rows])
-            logp = sequence_log_probs(self.model, ids, segs, [t for _, t in rows], source_of)
+            logp = sequence_log_probs(self.model, posts, [t for _, t in rows], source_of)
             for (i, tokens), lp in zip(rows, logp.tolist(), strict=True):
                 kept[i].append(Hypothesis(tokens, lp, True, LENGTH_PENALTY))
         return kept
 
-    def _empty_post_log_probs(self, sequences: list[list[int]]) -> torch.Tensor:
-        ids, segs, _ = encode_sources([""], self.vocab, self.cfg)
-        source_of = torch.zeros(len(sequences), dtype=torch.long)  # the one empty post
-        return sequence_log_probs(self.model, ids, segs, sequences, source_of)
+    def _empty_post_log_probs(self, sequences: list[list[int]]) -> list[float]:
+        """log p(sequence | empty post) per sequence, from the cache where known."""
+        keys = [tuple(s) for s in sequences]
+        missing = list(dict.fromkeys(k for k in keys if k not in self._prior))
+        if missing:
+            if len(self._prior) + len(missing) > PRIOR_CACHE:
+                self._prior.clear()
+            ids, segs, _ = encode_sources([""], self.vocab, self.cfg)
+            source_of = torch.zeros(len(missing), dtype=torch.long)  # the one empty post
+            logp = sequence_log_probs(self.model, encode_posts(self.model, ids, segs),
+                                      [list(k) for k in missing], source_of)
+            self._prior.update(zip(missing, logp.tolist(), strict=True))
+        return [self._prior[k] for k in keys]
 
     def result(self, candidates: list[Candidate], weight: float, n_best: int,
                truncated: bool) -> Generated:

@@ -14,7 +14,8 @@ def blocklist() -> Blocklist:
     return Blocklist(["women suck", "libtard", "bitch", "傻逼"])
 
 
-@pytest.mark.parametrize("tag", ["womensuck", "WomenSuck", "stupidlibtard", "bitch", "傻逼你好"])
+@pytest.mark.parametrize("tag", ["womensuck", "WomenSuck", "women_suck", "stupidlibtard", "bitch",
+                                 "傻逼你好"])
 def test_hashtags_containing_an_entry_as_words_are_blocked(blocklist, tag):
     assert blocklist.blocks(tag)
 
@@ -39,3 +40,14 @@ def test_comments_and_blank_lines_are_not_entries(tmp_path):
     path.write_text("# a comment\n\nfoo bar\n", encoding="utf-8")
     loaded = Blocklist.load(path)
     assert loaded.blocks("foobar") and not loaded.blocks("acomment")
+
+
+def test_a_hashtag_with_no_entry_in_its_letters_is_passed_without_splitting_it(monkeypatch):
+    import nlp_models.hashtag.blocklist as module
+
+    def split_must_not_run(tag: str, lang: str) -> list[str]:
+        raise AssertionError(f"split {tag}")
+
+    monkeypatch.setattr(module, "split_hashtag", split_must_not_run)
+    assert not Blocklist(["women suck"]).blocks("bostonmarathon")
+    assert not Blocklist([]).blocks("anything")

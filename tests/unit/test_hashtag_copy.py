@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from nlp_models.hashtag.decode import HashtagSearch, beam_search
+from nlp_models.hashtag.decode import HashtagSearch, beam_search, encode_posts
 from nlp_models.hashtag.model import CopyHead, CopySource, SegTrm, SegTrmConfig, layout
 from nlp_models.hashtag.vocab import PAD, SEG, SEP, S
 from training.hashtag.data import pad
@@ -98,7 +98,7 @@ def test_cached_beam_step_equals_full_decoding_of_the_mixture():
     ids, segs = batch(m)
     y = torch.tensor([[S, 20, 21, 22], [S, 23, 24, 25]])
     full, _ = mixture(m, ids, segs, y)
-    search = HashtagSearch(m, ids, segs, beam=1)
+    search = HashtagSearch(m, encode_posts(m, ids, segs), beam=1)
     steps = [search.step(None if t == 0 else y[:, t]) for t in range(4)]
     expected = full.log()
     expected[..., [PAD, 1, S, SEG]] = float("-inf")
@@ -123,7 +123,7 @@ def test_a_copying_model_learns_to_copy_a_source_only_token():
         loss.backward()
         opt.step()
     ids, segs = batch(m, (4,), first=28)  # tokens 28..31: the third, 30, was never a target
-    hyp = beam_search(m, ids, segs, beam=2, n_best=1)[0][0]
+    hyp = beam_search(m, encode_posts(m, ids, segs), beam=2, n_best=1)[0][0]
     assert hyp.tokens == [30]
 
 

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from nlp_models.hashtag.decode import beam_search
+from nlp_models.hashtag.decode import beam_search, encode_posts
 from nlp_models.hashtag.model import SegTrm, SegTrmConfig, layout
 from nlp_models.hashtag.vocab import PAD, SEG, SEP, S
 from training.hashtag.data import pad
@@ -123,7 +123,7 @@ def test_beam_search_reproduces_a_memorised_target_and_stops_at_sep():
         opt.zero_grad()
         loss.backward()
         opt.step()
-    hyps = beam_search(m, ids, segs, beam=3, n_best=2)
+    hyps = beam_search(m, encode_posts(m, ids, segs), beam=3, n_best=2)
     assert hyps[0][0].tokens == [20, 6, 21] and hyps[0][0].finished
     assert hyps[1][0].tokens == [22, 23, 6, 24] and hyps[1][0].finished
     assert len(hyps[0]) == 2 and hyps[0][0].score >= hyps[0][1].score
@@ -132,7 +132,7 @@ def test_beam_search_reproduces_a_memorised_target_and_stops_at_sep():
 def test_beam_search_stops_at_max_len_without_sep():
     m = model("transformer")
     ids, segs = batch(m, (4,))
-    hyps = beam_search(m, ids, segs, beam=2, n_best=2, max_len=3)
+    hyps = beam_search(m, encode_posts(m, ids, segs), beam=2, n_best=2, max_len=3)
     assert all(len(h.tokens) <= 3 for h in hyps[0])
     assert all(h.finished or len(h.tokens) == 3 for h in hyps[0])
 
@@ -145,10 +145,11 @@ def test_unknown_variant_is_rejected():
 def test_a_post_decodes_the_same_alone_as_in_a_batch_whose_other_posts_stop_early():
     m = model("soft")
     ids, segs = batch(m, (7, 2, 5))
-    together = beam_search(m, ids, segs, beam=3, n_best=2, max_len=6)
+    together = beam_search(m, encode_posts(m, ids, segs), beam=3, n_best=2, max_len=6)
     for i in range(3):
         alone_ids, alone_segs = batch(m, ((7, 2, 5)[i],))
-        alone = beam_search(m, alone_ids, alone_segs, beam=3, n_best=2, max_len=6)[0]
+        alone_posts = encode_posts(m, alone_ids, alone_segs)
+        alone = beam_search(m, alone_posts, beam=3, n_best=2, max_len=6)[0]
         assert [h.tokens for h in together[i]] == [h.tokens for h in alone]
         assert [h.logprob for h in together[i]] == pytest.approx([h.logprob for h in alone],
                                                                  abs=1e-4)

@@ -4,7 +4,9 @@ import pytest
 import torch
 
 from nlp_models.beam import Hypothesis
-from nlp_models.hashtag.decode import HashtagSearch, sequence_log_probs
+from nlp_models.hashtag import decode
+from nlp_models.hashtag import predictor as predictor_module
+from nlp_models.hashtag.decode import HashtagSearch, encode_posts, sequence_log_probs
 from nlp_models.hashtag.model import SegTrm, SegTrmConfig, encode_sources, layout
 from nlp_models.hashtag.predictor import Candidate, Generated, HashtagPredictor, save_checkpoint
 from nlp_models.hashtag.serving import HashtagService
@@ -28,9 +30,10 @@ def test_teacher_forced_log_prob_equals_the_sum_of_the_beams_cached_steps(copy):
     rows = [layout(list(range(10, 10 + n)), m.cfg) for n in (7, 2)]
     ids, segs = pad([r[0] for r in rows]), pad([r[1] for r in rows])
     sequences = [[12, 30, 11], [31]]
-    forced = sequence_log_probs(m, ids, segs, sequences)
+    forced = sequence_log_probs(m, encode_posts(m, ids, segs), sequences)
     for post, tokens in enumerate(sequences):
-        search = HashtagSearch(m, ids[post : post + 1], segs[post : post + 1], beam=1)
+        one = encode_posts(m, ids[post : post + 1], segs[post : post + 1])
+        search = HashtagSearch(m, one, beam=1)
         total, prev = 0.0, None
         for tok in [*tokens, SEP]:
             total += search.step(prev)[0, tok].item()
@@ -45,8 +48,8 @@ def test_scoring_many_sequences_against_one_encoded_post_equals_one_row_each(cop
     ids, segs = pad([r[0] for r in rows]), pad([r[1] for r in rows])
     sequences = [[12, 30, 11], [31], [14, 15]]
     source_of = torch.tensor([0, 1, 0])
-    shared = sequence_log_probs(m, ids, segs, sequences, source_of)
-    one_each = sequence_log_probs(m, ids[source_of], segs[source_of], sequences)
+    shared = sequence_log_probs(m, encode_posts(m, ids, segs), sequences, source_of)
+    one_each = sequence_log_probs(m, encode_posts(m, ids[source_of], segs[source_of]), sequences)
     assert torch.allclose(shared, one_each, atol=1e-5)
 
 
@@ -140,8 +143,9 @@ def test_whole_words_drop_made_up_words_and_offer_the_post_s_content_words(tmp_p
     ids, segs, _ = encode_sources([text], predictor.vocab, predictor.cfg)
     words = [["boston", "strong"], ["bostonon"], ["love", "#", "marathon"], ["yyc"]]
     hyps = [[Hypothesis(predictor.vocab.encode_words(w), -1.0, True, 0.6) for w in words]]
-    kept = predictor._with_post_candidates(predictor._whole_words(hyps, [text]), [text], ids,
-                                          segs)[0]
+    posts = encode_posts(predictor.model, ids, segs)
+    kept = predictor._with_post_candidates(predictor._whole_words(hyps, [text]), [text],
+                                          posts)[0]
     as_words = [predictor.vocab.decode_words(h.tokens) for h in kept]
     # known or post words survive; a glued non-word and an unknown word do not; then the
     # post's content words and adjacent pairs of them ("is on" are function words), each
@@ -183,3 +187,43 @@ def test_a_chinese_candidate_with_a_character_the_vocabulary_lacks_is_not_offere
     tags = {tag for tag, _ in predictor.generate(["油价暴涨"], beam=2, n_best=20)[0].hashtags()}
     assert not any("暴" in t or "涨" in t for t in tags)  # 暴涨 and 油价暴涨 need 暴, 涨
     assert "油价" in tags
+
+
+def test_scoring_in_length_sorted_passes_returns_each_sequence_its_own_score(monkeypatch):
+    m = model(copy=True)
+    rows = [layout(list(range(10, 10 + n)), m.cfg) for n in (7, 2)]
+    posts = encode_posts(m, pad([r[0] for r in rows]), pad([r[1] for r in rows]))
+    sequences = [[12, 30, 11, 14], [31], [14, 15], [20, 21, 22], [25]]
+    source_of = torch.tensor([0, 1, 0, 1, 1])
+    one_pass = sequence_log_probs(m, posts, sequences, source_of)
+    monkeypatch.setattr(decode, "SCORE_BATCH", 2)
+    assert torch.allclose(sequence_log_probs(m, posts, sequences, source_of), one_pass, atol=1e-5)
+
+
+def test_the_empty_post_prior_is_remembered_per_sequence_and_the_memory_is_bounded(
+        tmp_path, monkeypatch):
+    predictor = english_predictor(tmp_path, known=["love"])
+    sequences = [[10, 11], [12], [10, 11]]
+    first = predictor._empty_post_log_probs(sequences)
+    assert first[0] == first[2] and len(predictor._prior) == 2
+    ids, segs, _ = encode_sources([""], predictor.vocab, predictor.cfg)
+    afresh = sequence_log_probs(predictor.model, encode_posts(predictor.model, ids, segs),
+                                sequences[:2], torch.zeros(2, dtype=torch.long))
+    assert first[:2] == pytest.approx(afresh.tolist(), abs=1e-5)
+    assert predictor._empty_post_log_probs([[12]]) == [first[1]]  # from memory
+    monkeypatch.setattr(predictor_module, "PRIOR_CACHE", 3)
+    predictor._empty_post_log_probs([[13], [14]])  # 2 + 2 > 3: the memory starts over
+    assert sorted(predictor._prior) == [(13,), (14,)]
+
+
+@pytest.mark.parametrize("copy", [False, True])
+def test_a_sequence_that_starts_another_is_scored_as_if_alone(copy):
+    m = model(copy)
+    rows = [layout(list(range(10, 10 + n)), m.cfg) for n in (7, 2)]
+    posts = encode_posts(m, pad([r[0] for r in rows]), pad([r[1] for r in rows]))
+    sequences = [[12, 30, 11], [12, 30], [12], [], [12, 30], [31, 5]]
+    source_of = torch.tensor([0, 0, 0, 0, 1, 1])
+    shared = sequence_log_probs(m, posts, sequences, source_of)
+    alone = torch.cat([sequence_log_probs(m, posts, [s], source_of[i : i + 1])
+                       for i, s in enumerate(sequences)])
+    assert torch.allclose(shared, alone, atol=1e-5)
