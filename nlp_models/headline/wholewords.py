@@ -18,7 +18,15 @@ each piece a known word). So a whitespace token (edge punctuation aside) that jo
 words, or runs capitals into lower case, must be a token of the article, or be shaped like
 an abbreviation ("U.S.") or a number compound ("10-year", "3rd-qtr"); an unfinished one must
 be able to become one of these (Seq2BF's backward side grows a token leftwards, so there an
-article token must end with it).
+article token must end with it). The edge punctuation of a finished token must be what
+edges a word in a headline (opening quotes and brackets before it, closing ones and
+sentence punctuation after it, `plain_edges`), or the whole token must be one of the
+article's ("EVZIO®"): otherwise pieces of punctuation glue around a known word ("–.S.",
+";.af", "U.&.“.”." came out of Seq2BF with every word of them known). An unfinished token
+is held to the edge that is done (its start; for Seq2BF's backward side its end) and may
+grow at most MAX_EDGE punctuation characters that can still close it or join a next word,
+or must be the start (end) of an article token: checking finished tokens only, the beam
+grew the rejected ones into "–.Q.S.S.S.S.S…" instead.
 
 Only the `TOP_K` best next tokens of each hypothesis are checked (beam search keeps at
 most `beam` of them per hypothesis); when none of them passes, the next ones up to `WIDE_K`
@@ -57,8 +65,14 @@ ALNUM = re.compile(r"[A-Za-z0-9]")
 # "DIone", "AOLels" (not "CEOs"); the lookbehind starts a match only at the head of a run of
 # capitals, so a long run is scanned once, not once per position
 GLUED_CASE = re.compile(r"(?<![A-Z])[A-Z]{2,}+[a-z]{2}")
-ABBREVIATION = re.compile(r"[A-Za-z](?:\.[A-Za-z])*")  # "U.S" of "U.S.", "U.K"
+ABBREVIATION = re.compile(r"[A-Za-z](?:\.[A-Za-z]){0,3}")  # "U.S" of "U.S.", "U.K", "U.S.A"
 NUMBER_COMPOUND = re.compile(r"\d+(?:st|nd|rd|th|s)?(?:[-/.,]\d*[a-z]*)*", re.IGNORECASE)
+# may stand before a word ("(Reuters"; "$5" only where the article has it: "Johnson $s")
+OPENING = frozenset("\"'“‘([")
+CLOSING = frozenset(".,;:!?\"'”’)]%")  # may stand after one ("U.S.,", "said:", "5%")
+JOINING = frozenset("-/&.'’")  # may stand between two words of a token ("low-cost", "J&J")
+DASHES = frozenset("-–—")  # may stand alone ("Cancer – study")
+MAX_EDGE = 3  # edge punctuation characters per side ("U.S.”," has 3 after "U.S")
 TOP_K = 32  # candidates checked per hypothesis and step
 WIDE_K = 256  # checked too when none of the TOP_K passes
 MIN_WORDS = 3  # a full headline ends with at least this many words
@@ -76,6 +90,8 @@ class ArticleWords:
     oovs: tuple[str, ...]
     tokens: tuple[str, ...] = ()  # its whitespace tokens' cores, lower-cased, sorted
     tokens_reversed: tuple[str, ...] = ()  # the same cores reversed, sorted (Seq2BF's left)
+    whole_tokens: tuple[str, ...] = ()  # its whitespace tokens, lower-cased, sorted
+    whole_reversed: tuple[str, ...] = ()  # the same reversed, sorted (Seq2BF's left)
 
 
 def _has_prefix(words: Sequence[str], prefix: str) -> bool:
@@ -95,6 +111,24 @@ def token_core(token: str) -> str:
     return token[first.start():len(token) - last.start()]
 
 
+def plain_edges(token: str, growing: str = "") -> bool:
+    """Whether a whitespace token has a headline's edge punctuation (module doc). Finished
+    (`growing` ""): at most MAX_EDGE OPENING characters before its first letter or digit and
+    MAX_EDGE CLOSING ones after its last; one without letters or digits is at most MAX_EDGE
+    of those or DASHES. Growing at its "end" (or "start"): the done edge as if finished;
+    the growing run at most MAX_EDGE characters that may still close or join."""
+    first = ALNUM.search(token)
+    if first is None:
+        return len(token) <= MAX_EDGE and all(c in OPENING | CLOSING | DASHES for c in token)
+    last = ALNUM.search(token[::-1])
+    lead, trail = token[:first.start()], token[len(token) - last.start():]
+    lead_ok = (len(lead) <= MAX_EDGE
+               and all(c in (OPENING | JOINING if growing == "start" else OPENING) for c in lead))
+    trail_ok = (len(trail) <= MAX_EDGE
+                and all(c in (CLOSING | JOINING if growing == "end" else CLOSING) for c in trail))
+    return lead_ok and trail_ok
+
+
 def glued(core: str) -> bool:
     """Whether a token core joins several words or runs capitals into lower case."""
     return len(CASED_WORD.findall(core)) > 1 or bool(GLUED_CASE.search(core))
@@ -103,6 +137,18 @@ def glued(core: str) -> bool:
 def shaped(core: str) -> bool:
     """Whether a token core is an abbreviation ("U.S") or a number compound ("10-year")."""
     return bool(ABBREVIATION.fullmatch(core) or NUMBER_COMPOUND.fullmatch(core))
+
+
+def _articles_token(token: str, growing: str, art: ArticleWords) -> bool:
+    """Whether a token is one of the article's (lower-cased), or, growing at its end (start),
+    can still become one."""
+    key = token.lower()
+    if growing == "end":
+        return _has_prefix(art.whole_tokens, key)
+    if growing == "start":
+        return _has_prefix(art.whole_reversed, key[::-1])
+    i = bisect.bisect_left(art.whole_tokens, key)
+    return i < len(art.whole_tokens) and art.whole_tokens[i] == key
 
 
 def _name_like(word: str, index: int) -> bool:
@@ -122,10 +168,12 @@ class WholeWords:
 
     def article(self, text: str, oovs: Sequence[str]) -> ArticleWords:
         words = set(WORD.findall(text.lower()))
-        tokens = {token_core(t).lower() for t in text.split()}
+        whole = {t.lower() for t in text.split()}
+        tokens = {token_core(t) for t in whole}
         return ArticleWords(tuple(sorted(words)), tuple(sorted(w[::-1] for w in words)),
                             frozenset(words), tuple(oovs), tuple(sorted(tokens)),
-                            tuple(sorted(t[::-1] for t in tokens)))
+                            tuple(sorted(t[::-1] for t in tokens)), tuple(sorted(whole)),
+                            tuple(sorted(t[::-1] for t in whole)))
 
     def complete(self, word: str, art: ArticleWords) -> bool:
         return bool(NUMBER.fullmatch(word)) or word in self.known or word in art.set
@@ -173,18 +221,23 @@ class WholeWords:
         ``after`` changes (at the end, or at the front for Seq2BF's backward side): a
         finished glued token is an article token or shaped like an abbreviation or number
         compound; an open one can still become one (an article token starts with it, or,
-        growing leftwards, ends with it)."""
+        growing leftwards, ends with it). A finished token has plain edges or is an article
+        token (module doc)."""
         old, new = before.split(), after.split()
         edge = 0 if front else -1
         open_edge = not ended and bool(after) and not after[edge].isspace()
         changed = (range(min(len(new), len(new) - len(old) + 1)) if front
                    else range(max(0, len(old) - 1), len(new)))
         for k in changed:
+            still_open = k == (0 if front else len(new) - 1) and open_edge
+            growing = ("start" if front else "end") if still_open else ""
+            if not plain_edges(new[k], growing) and not _articles_token(new[k], growing, art):
+                return False
             core = token_core(new[k])
             if not glued(core) or shaped(core):
                 continue
             key = core.lower()
-            if k == (0 if front else len(new) - 1) and open_edge:
+            if still_open:
                 if not (_has_prefix(art.tokens_reversed, key[::-1]) if front
                         else _has_prefix(art.tokens, key)):
                     return False

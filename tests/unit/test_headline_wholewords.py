@@ -232,6 +232,38 @@ def test_seq2bf_backward_side_checks_glued_tokens_against_article_token_endings(
     assert SEQ2BF.tokens_allowed(before, after, ended, art, front=True) is allowed
 
 
+@pytest.mark.parametrize(("after", "ended", "allowed"), [
+    ("Cancer in –.S. drug", True, False),              # Seq2BF's glue around known words
+    ("New ;.af study", True, False),
+    ("Cancer says U.&.“.”.", True, False),
+    ("Study in D .S. trial", True, False),
+    ("U.S. study, trial: “low-cost” (research)", True, True),  # a headline's own edges
+    ("SEC says U.S.”, study", True, True),
+    ("Cancer says U.&", False, True),                  # open: may still end plainly
+    ("Cancer says U.&.“.", False, False),              # ... until its run is too long
+    ("Cancer in –.Q", False, False),                   # open, but its start is done
+    ("Cancer in Q.S.S.S.S study", True, False),        # no abbreviation has 5 letters
+    ("Sales up 5%, 4 mln", True, True),
+    ("Johnson $s drug", True, False),                  # "$" only where the article has it
+    ("Cancer – study", True, True),                    # a dash may stand alone
+    ("EVZIO® study", True, True),                      # odd edges, but the article's token
+    ("EVZIO®", False, True),                           # ... or the start of one
+    ("HETLIOZ® study", True, False),                   # odd edges, not the article's
+])
+def test_a_finished_token_has_a_headlines_edge_punctuation_or_is_the_articles(
+        after, ended, allowed) -> None:
+    art = GLUE.article("EVZIO® helps: a low-cost study by SEC staff", [])
+    assert GLUE.tokens_allowed("", after, ended, art) is allowed
+
+
+def test_seq2bf_backward_side_checks_edge_punctuation_once_a_token_is_finished() -> None:
+    art = SEQ2BF.article("A study by SEC staff", [])
+    assert SEQ2BF.tokens_allowed(" study", ".S. study", False, art, front=True)  # open
+    assert not SEQ2BF.tokens_allowed(" study", "–.S. study", True, art, front=True)
+    assert not SEQ2BF.tokens_allowed(".S. study", " .S. study", False, art, front=True)
+    assert not SEQ2BF.tokens_allowed(".S. study", "–.S. study", False, art, front=True)
+
+
 @pytest.mark.parametrize(("token", "core"), [
     ("(Alzheimer’s)", "Alzheimer's"),
     ('"U.S."', "U.S"),
