@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from nlp_models.beam import Hypothesis
+from nlp_models.beam import Hypothesis, expand
 from nlp_models.beam import beam_search as run_beam
 from nlp_models.hashtag.model import PostStates, SegTrm, pad
 from nlp_models.hashtag.vocab import PAD, SEG, SEP, UNK, S
@@ -32,7 +32,7 @@ class HashtagSearch:
 
     def __init__(self, model: SegTrm, posts: PostStates, beam: int):
         self.model, self.beam = model, beam
-        self.posts = posts.take(torch.arange(posts.valid.shape[0]).repeat_interleave(beam))
+        self.posts = posts.take(expand(torch.arange(posts.valid.shape[0]), beam))
         self.cache: list | None = None
         self.t = 0
 
@@ -105,7 +105,7 @@ def sequence_log_probs(model: SegTrm, posts: PostStates, sequences: list[list[in
     log p(prefix [SEP]) = its tokens' log-probabilities + log p([SEP]) where it ends."""
     if source_of is None:
         source_of = torch.arange(len(sequences))
-    keys = [(int(src), tuple(seq)) for src, seq in zip(source_of, sequences, strict=True)]
+    keys = [(src, tuple(seq)) for src, seq in zip(source_of.tolist(), sequences, strict=True)]
     carrier = _longer_sequence_of(sorted(set(keys)))
     scored = sorted(set(carrier.values()), key=lambda key: len(key[1]))
     cumulative, ends = {}, {}  # per scored key: running token log-prob sum, log p([SEP])
@@ -116,8 +116,9 @@ def sequence_log_probs(model: SegTrm, posts: PostStates, sequences: list[list[in
         wanted = torch.stack([targets, torch.full_like(targets, SEP)], -1)
         rows = posts.take(torch.tensor([src for src, _ in chunk]))
         logp = model.token_log_probs(rows, y_in, wanted)  # (R, T, 2)
-        for key, tokens, sep in zip(chunk, logp[..., 0].cumsum(1), logp[..., 1], strict=True):
-            cumulative[key], ends[key] = tokens.tolist(), sep.tolist()
+        sums, seps = logp[..., 0].cumsum(1).tolist(), logp[..., 1].tolist()
+        for key, tokens, sep in zip(chunk, sums, seps, strict=True):
+            cumulative[key], ends[key] = tokens, sep
     out = []
     for key in keys:
         n, long = len(key[1]), carrier[key]

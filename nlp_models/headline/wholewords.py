@@ -73,6 +73,9 @@ CLOSING = frozenset(".,;:!?\"'”’)]%")  # may stand after one ("U.S.,", "said
 JOINING = frozenset("-/&.'’")  # may stand between two words of a token ("low-cost", "J&J")
 DASHES = frozenset("-–—")  # may stand alone ("Cancer – study")
 MAX_EDGE = 3  # edge punctuation characters per side ("U.S.”," has 3 after "U.S")
+# what a growing run of edge punctuation may hold: it may still close the token or join a word
+GROWING_START, GROWING_END = OPENING | JOINING, CLOSING | JOINING
+ALONE = OPENING | CLOSING | DASHES  # a token without letters or digits
 TOP_K = 32  # candidates checked per hypothesis and step
 WIDE_K = 256  # checked too when none of the TOP_K passes
 MIN_WORDS = 3  # a full headline ends with at least this many words
@@ -119,14 +122,13 @@ def plain_edges(token: str, growing: str = "") -> bool:
     the growing run at most MAX_EDGE characters that may still close or join."""
     first = ALNUM.search(token)
     if first is None:
-        return len(token) <= MAX_EDGE and all(c in OPENING | CLOSING | DASHES for c in token)
+        return len(token) <= MAX_EDGE and all(c in ALONE for c in token)
     last = ALNUM.search(token[::-1])
     lead, trail = token[:first.start()], token[len(token) - last.start():]
-    lead_ok = (len(lead) <= MAX_EDGE
-               and all(c in (OPENING | JOINING if growing == "start" else OPENING) for c in lead))
-    trail_ok = (len(trail) <= MAX_EDGE
-                and all(c in (CLOSING | JOINING if growing == "end" else CLOSING) for c in trail))
-    return lead_ok and trail_ok
+    before = GROWING_START if growing == "start" else OPENING
+    after = GROWING_END if growing == "end" else CLOSING
+    return (len(lead) <= MAX_EDGE and len(trail) <= MAX_EDGE
+            and all(c in before for c in lead) and all(c in after for c in trail))
 
 
 def glued(core: str) -> bool:
