@@ -10,6 +10,7 @@
     python -m training evaluate hashtag --data FILE.jsonl --lang en|zh [--model PATH]
         [--prior-weight W] [--predictions FILE]
     python -m training tune hashtag --checkpoint CKPT --dev FILE [--dev FILE] --out TUNED.pt
+        [--max-len N]
     python -m training baseline hashtag --data FILE.jsonl --lang en|zh [--train-file FILE]
         [--dev-ood-file FILE] [--max-per-target N]
     python -m training evaluate pos --data FILE.conll --tagset ptb|ark [--model PATH] [--raw]
@@ -231,6 +232,9 @@ def main(argv: list[str] | None = None) -> None:
     p_tune.add_argument("--beam", type=int, default=4, help="the serving beam (default 4)")
     p_tune.add_argument("--n-best", type=int, default=3,
                         help="sequences whose hashtags are served (the served n_best, 3)")
+    p_tune.add_argument("--max-len", type=int, metavar="N",
+                        help="the beam's longest hypothesis in tokens (default: the model's "
+                             "max_target)")
     p_tune.add_argument("--posts", type=int, default=1000, help="first N posts of each file")
     p_tune.add_argument("--threads", type=int, default=2, help="torch threads")
 
@@ -322,7 +326,7 @@ def main(argv: list[str] | None = None) -> None:
         from training.hashtag.tune import tune
 
         print(json.dumps(tune(args.checkpoint, args.dev, args.out, args.beam, args.n_best,
-                              args.posts, args.threads), ensure_ascii=False))
+                              args.posts, args.threads, args.max_len), ensure_ascii=False))
     elif args.command == "embeddings":
         from training.pos.embeddings import train_embeddings
 

@@ -27,9 +27,15 @@ offered as a one-hashtag candidate of its own, scored by the model like the beam
 hypotheses; so a whole word of the post competes even when the beam only found its first
 piece, or, in Chinese, when the beam only knows the training crawl's topics.
 
-λ, `known_words`, `post_candidates` and the served threshold `min_score` (hashtags of a
-sequence scoring below it are not shown) are chosen on dev sets and stored in the
-checkpoint's meta by `python -m training tune hashtag`.
+Beam length (meta `max_len`). The beam's hypotheses end at [SEP] or at `max_len` tokens
+(default the model's `max_target`). The Chinese beam spends most of its steps spelling
+out the crawl's long favourites ("全国累计确诊新冠肺炎79898例", 17 characters) that the prior
+then ranks last, while the served hashtags come from the post candidates; a shorter beam
+gives the same dev scores in half the steps (docs/models/hashtag.md, "Serving speed").
+
+λ, `known_words`, `post_candidates`, `max_len` and the served threshold `min_score`
+(hashtags of a sequence scoring below it are not shown) are chosen on dev sets and stored
+in the checkpoint's meta by `python -m training tune hashtag`.
 """
 
 from __future__ import annotations
@@ -119,6 +125,7 @@ class HashtagPredictor:
         self.model.load_state_dict({k: v.float() for k, v in state["model"].items()})
         self.model.eval().requires_grad_(False)
         self.prior_weight: float = self.meta.get("prior_weight", 0.0)
+        self.max_len: int = self.meta.get("max_len") or self.cfg.max_target
         self.min_score: float | None = self.meta.get("min_score")
         self.blocklist = Blocklist([])  # set by the service (the version's blocklist.txt)
         known = self.meta.get("known_words")
@@ -150,7 +157,7 @@ class HashtagPredictor:
             chunk = texts[i : i + MAX_BATCH]
             ids, segs, truncated = encode_sources(chunk, self.vocab, self.cfg)
             posts = encode_posts(self.model, ids, segs)
-            hyps = beam_search(self.model, posts, beam=beam, n_best=n_best)
+            hyps = beam_search(self.model, posts, beam=beam, n_best=n_best, max_len=self.max_len)
             if self.known is not None:
                 hyps = self._whole_words(hyps, chunk)
             if self.offer_post_words:

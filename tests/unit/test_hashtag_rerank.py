@@ -88,6 +88,16 @@ def test_the_served_threshold_hides_low_scores_and_comes_from_the_checkpoint(tmp
     assert HashtagService(tmp_path).generate(text, lang)[0].hashtags == ()
 
 
+def test_the_beam_stops_at_the_checkpoint_s_max_len(tmp_path):
+    save_checkpoint(tmp_path / "m.pt", model(True), CharVocab(CHARS), "zh", {})
+    text = ["一丁七万丈三上下"]
+    full = HashtagPredictor(tmp_path / "m.pt").candidates(text, 4, 4, with_prior=False)[0][0]
+    assert max(len(c.hyp.tokens) for c in full) > 2  # else the test shows nothing
+    save_checkpoint(tmp_path / "m.pt", model(True), CharVocab(CHARS), "zh", {"max_len": 2})
+    short = HashtagPredictor(tmp_path / "m.pt").candidates(text, 4, 4, with_prior=False)[0][0]
+    assert short and all(len(c.hyp.tokens) <= 2 for c in short)
+
+
 def out(tag: str, score: float) -> Generated:
     return Generated([[tag]], [([tag], score)], False, "en")
 

@@ -1,13 +1,16 @@
 """Choose a checkpoint's served decoding on dev sets: the prior weight λ and the threshold.
 
     python -m training tune hashtag --checkpoint RUN/best.pt --dev FILE [--dev FILE ...]
-        --out RUN/tuned.pt [--beam 4] [--n-best 3] [--posts 1000]
+        --out RUN/tuned.pt [--beam 4] [--n-best 3] [--max-len N] [--posts 1000]
 
 Both are read from the checkpoint's meta by nlp_models/hashtag/predictor.py (see its module
 doc for the score), with, for English, `known_words`: every word of the checkpoint's training
 hashtags (the shared train split plus the `train_files` its meta records, without the
 held-out dev_ood sources), which turns on whole-word decoding, and, in both languages,
-`post_candidates` (the post's words offered as hashtags). The dev posts (first `posts`
+`post_candidates` (the post's words offered as hashtags), and `max_len`, the beam's
+longest hypothesis in tokens (given, not searched: each length is a full decode, so
+compare lengths by running tune once per length; default the model's `max_target`).
+The dev posts (first `posts`
 of each file) are decoded once at the serving beam; every λ of the grid then only re-ranks
 the same hypotheses.
 
@@ -45,8 +48,9 @@ MAX_TOP_SHARE = 0.05
 
 
 def tune(checkpoint: str, dev_files: list[str], out: str, beam: int = 4, n_best: int = 3,
-         posts: int = 1000, threads: int = 2) -> dict:
+         posts: int = 1000, threads: int = 2, max_len: int | None = None) -> dict:
     predictor = load_predictor(checkpoint, None, threads)
+    predictor.max_len = max_len or predictor.cfg.max_target
     known = known_words(predictor) if predictor.lang == "en" else []
     predictor.known = frozenset(known) if known else None
     predictor.offer_post_words = True
@@ -62,9 +66,9 @@ def tune(checkpoint: str, dev_files: list[str], out: str, beam: int = 4, n_best:
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
     state["meta"] = {**state.get("meta", {}), "prior_weight": weight,
                      "min_score": threshold["min_score"], "known_words": known,
-                     "post_candidates": True,
+                     "post_candidates": True, "max_len": predictor.max_len,
                      "tuning": {"dev": dev_files, "posts": posts, "beam": beam,
-                                "n_best": n_best,
+                                "n_best": n_best, "max_len": predictor.max_len,
                                 "command": "python -m training " + " ".join(sys.argv[1:])}}
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     torch.save(state, out)
@@ -72,7 +76,8 @@ def tune(checkpoint: str, dev_files: list[str], out: str, beam: int = 4, n_best:
     if run_json.exists() and Path(out).parent != run_json.parent:
         shutil.copy(run_json, Path(out).parent / "run.json")
     return {"out": out, "prior_weight": weight, "min_score": threshold["min_score"],
-            "known_words": len(known), "threshold": threshold, "grid": grid}
+            "max_len": predictor.max_len, "known_words": len(known), "threshold": threshold,
+            "grid": grid}
 
 
 def known_words(predictor: HashtagPredictor) -> list[str]:
