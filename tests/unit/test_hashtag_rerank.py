@@ -123,17 +123,25 @@ def test_no_threshold_when_hiding_would_lose_right_hashtags():
     assert choose_threshold(outputs, [["a"], ["b"], ["c"]], "en")["min_score"] is None
 
 
-def row(weight, *sets):
-    return {"prior_weight": weight, **{f"dev{i}": {"rouge1": r, "top_share": t}
+def row(weight, *sets, posts=1000):
+    return {"prior_weight": weight, **{f"dev{i}": {"rouge1": r, "top_share": t, "posts": posts}
                                        for i, (r, t) in enumerate(sets)}}
 
 
 def test_the_weight_is_the_best_rouge_among_the_uncollapsed_else_the_least_collapsed():
-    grid = [row(0.0, (0.05, 0.30), (0.02, 0.2)), row(0.5, (0.04, 0.04), (0.02, 0.03)),
+    grid = [row(0.0, (0.05, 0.30), (0.02, 0.2)), row(0.5, (0.04, 0.02), (0.02, 0.03)),
             row(1.0, (0.03, 0.02), (0.025, 0.01))]
     assert choose_weight(grid) == 0.5
     collapsed = [row(0.0, (0.05, 0.30), (0.02, 0.2)), row(0.5, (0.04, 0.10), (0.02, 0.12))]
     assert choose_weight(collapsed) == 0.5
+
+
+def test_a_weight_just_under_the_top_share_target_needs_enough_posts_to_be_trusted():
+    sets = {0.5: [(0.065, 0.046), (0.047, 0.026)], 0.6: [(0.061, 0.037), (0.045, 0.021)]}
+    few = [row(w, *s, posts=1000) for w, s in sets.items()]
+    assert choose_weight(few) == 0.6  # 4.6 % of 1,000 posts: the bound is 5.3 %
+    many = [row(w, *s, posts=100_000) for w, s in sets.items()]
+    assert choose_weight(many) == 0.5
 
 
 TEXTS = ["the boston marathon is on today", "flood in calgary again", "love my family"] * 30
