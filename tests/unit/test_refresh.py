@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from training.gate import GateSet, Rule, judge
+from training.gate import SERVED_BEAM, SERVED_N_BEST, GateSet, Rule, judge
 from training.paths import REPO_ROOT
 from training.publish import Options, PublishError, publish, rollback
 from training.repository import SERVING_CODE, Busy, ModelDir, bundle_serving_code
@@ -40,6 +40,12 @@ def test_gate_passes_a_candidate_within_tolerance_and_refuses_a_worse_one() -> N
 def test_gate_refuses_a_rise_in_a_safety_measure_even_with_a_better_primary_metric() -> None:
     (failure,) = judge(RULE, scores(0.400, 0.300, degenerate=0.05))
     assert failure.startswith("dev: degenerate 0.0500 is above")
+
+
+def test_the_hashtag_gate_decodes_as_triton_serves() -> None:
+    config = (REPO_ROOT / "model_repository" / "hashtag_generator" / "config.pbtxt").read_text()
+    for key, value in (("beam", SERVED_BEAM), ("n_best", SERVED_N_BEST)):
+        assert f'key: "{key}" value: {{ string_value: "{value}" }}' in config
 
 
 def test_gate_passes_the_first_version_of_a_model() -> None:
