@@ -37,6 +37,12 @@ def test_a_repeated_word_is_degenerate():
     assert "repeated" in degenerate_reasons("Minister raises wage wage", BRITISH, VOCAB, "en")
 
 
+def test_a_short_word_twice_in_a_row_is_degenerate_but_twice_apart_is_not():
+    assert "repeated" in degenerate_reasons("AOL AOL shares rise", BRITISH, VOCAB, "en")
+    assert "repeated" in degenerate_reasons("The wage would be be raised", BRITISH, VOCAB, "en")
+    assert degenerate_reasons("A minister on wage on Tuesday", BRITISH, VOCAB, "en") == []
+
+
 def test_fewer_than_three_words_is_degenerate():
     assert degenerate_reasons("Minimum wage", BRITISH, VOCAB, "en") == ["too_short"]
 

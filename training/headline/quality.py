@@ -12,7 +12,9 @@ Both are shares of headlines (0..1, 4 places); deterministic; no model, only rul
   or runs capitals into lower case ("DIone") and is no token of the article, nor shaped
   like an abbreviation or a number compound ("U.S.", "10-year"): the glued-token rule of
   `nlp_models/headline/wholewords.py`;
-* a word repeated: English, a token of 3+ characters twice (as `repeated_word_rate`);
+* a word repeated: English, a token of 3+ characters twice (as `repeated_word_rate`), or
+  any word twice in a row ("GM GM recall", "be be", "d d d": whitespace tokens whose
+  edge-stripped forms are equal, case aside);
   Chinese, a character trigram (punctuation and spaces removed) twice — the units the
   decoding rule against repeats uses — or one character three times in a row ("辞辞辞");
 * fewer than 3 words (English) / 4 characters (Chinese, the data's minimum headline).
@@ -111,7 +113,9 @@ def degenerate_reasons(headline: str, article: str, vocab: frozenset[str],
         unknown = any(t not in known for t in tokens) or any(
             glued(c) and not shaped(c) and c.lower() not in article_tokens
             for c in map(token_core, headline.split()))
-        repeated = any(n > 1 for n in Counter(t for t in tokens if len(t) >= 3).values())
+        cores = [c.lower() for c in map(token_core, headline.split()) if c]
+        repeated = (any(n > 1 for n in Counter(t for t in tokens if len(t) >= 3).values())
+                    or any(a == b for a, b in zip(cores, cores[1:], strict=False)))
         short = len(tokens) < 3
     for flag, name in ((unknown, "unknown_word"), (repeated, "repeated"), (short, "too_short")):
         if flag:
