@@ -31,7 +31,11 @@ Beam length (meta `max_len`). The beam's hypotheses end at [SEP] or at `max_len`
 (default the model's `max_target`). The Chinese beam spends most of its steps spelling
 out the crawl's long favourites ("全国累计确诊新冠肺炎79898例", 17 characters) that the prior
 then ranks last, while the served hashtags come from the post candidates; a shorter beam
-gives the same dev scores in half the steps (docs/models/hashtag.md, "Serving speed").
+gives better dev scores in half the steps (docs/models/hashtag.md, "Chinese, version 7").
+A hypothesis cut at `max_len`, or ended before its first token, is no hashtag and is never
+offered: a cut count
+("全国累计确诊91例新") would otherwise fill a slot of a short post whose own words score below
+the threshold, and be shown.
 
 λ, `known_words`, `post_candidates`, `max_len` and the served threshold `min_score`
 (hashtags of a sequence scoring below it are not shown) are chosen on dev sets and stored
@@ -158,6 +162,7 @@ class HashtagPredictor:
             ids, segs, truncated = encode_sources(chunk, self.vocab, self.cfg)
             posts = encode_posts(self.model, ids, segs)
             hyps = beam_search(self.model, posts, beam=beam, n_best=n_best, max_len=self.max_len)
+            hyps = [[h for h in post if h.finished and h.tokens] for post in hyps]
             if self.known is not None:
                 hyps = self._whole_words(hyps, chunk)
             if self.offer_post_words:

@@ -11,7 +11,8 @@ from nlp_models.hashtag.model import SegTrm, SegTrmConfig, encode_sources, layou
 from nlp_models.hashtag.predictor import Candidate, Generated, HashtagPredictor, save_checkpoint
 from nlp_models.hashtag.serving import HashtagService
 from nlp_models.hashtag.vocab import SEP, CharVocab, SubwordVocab
-from training.hashtag.data import pad
+from training.hashtag.data import Pair, pad
+from training.hashtag.evaluate import shown
 from training.hashtag.tune import choose_threshold, choose_weight
 
 TINY = dict(vocab_size=40, d_model=16, n_heads=2, d_ff=32, enc_layers=1, dec_layers=1,
@@ -19,9 +20,16 @@ TINY = dict(vocab_size=40, d_model=16, n_heads=2, d_ff=32, enc_layers=1, dec_lay
 CHARS = [chr(0x4E00 + i) for i in range(34)]  # ids 6..39 of a CharVocab
 
 
-def model(copy: bool) -> SegTrm:
+def model(copy: bool, sep_logit: float = 3.0) -> SegTrm:
+    """A tiny untrained SegTrm whose [SEP] logit is `sep_logit` at every step, so that beams end
+    within max_target as a trained model's do (untrained, every logit is near 0 and no
+    hypothesis ends: all are cut, and cut hypotheses are never offered)."""
     torch.manual_seed(0)
-    return SegTrm(SegTrmConfig(**{**TINY, "copy": copy})).eval()
+    m = SegTrm(SegTrmConfig(**{**TINY, "copy": copy})).eval()
+    with torch.no_grad():  # h = LayerNorm(x) + 1, whose dot product with s/d · 1 is s
+        m.dec_ln.bias.fill_(1.0)
+        m.tok.weight[SEP] = sep_logit / TINY["d_model"]
+    return m
 
 
 @pytest.mark.parametrize("copy", [False, True])
@@ -70,8 +78,9 @@ def test_generate_reranks_all_beams_then_keeps_n_best(tmp_path):
     predictor = HashtagPredictor(tmp_path / "m.pt")
     text = ["一丁七万丈三上下"]
     plain = predictor.generate(text, beam=4, n_best=1)[0]
+    offered = predictor.candidates(text, 4, 4, with_prior=False)[0][0]
     assert plain.ranked[0][1] == pytest.approx(
-        predictor.candidates(text, 4, 1, with_prior=False)[0][0][0].hyp.logprob)
+        max(offered, key=lambda c: c.rank_key(0.0)).hyp.logprob)
     found = predictor.candidates(text, 4, 4, with_prior=True)[0][0]
     for weight in (0.5, 1.0):
         best = max(found, key=lambda c: c.rank_key(weight))
@@ -88,18 +97,31 @@ def test_the_served_threshold_hides_low_scores_and_comes_from_the_checkpoint(tmp
     assert HashtagService(tmp_path).generate(text, lang)[0].hashtags == ()
 
 
-def test_the_beam_stops_at_the_checkpoint_s_max_len(tmp_path):
-    save_checkpoint(tmp_path / "m.pt", model(True), CharVocab(CHARS), "zh", {})
+def test_the_beam_stops_at_the_checkpoint_s_max_len_and_cut_hypotheses_are_dropped(tmp_path):
+    save_checkpoint(tmp_path / "m.pt", model(True, sep_logit=2.0), CharVocab(CHARS), "zh",
+                    {"max_len": 3})
+    predictor = HashtagPredictor(tmp_path / "m.pt")
+    assert predictor.max_len == 3
     text = ["一丁七万丈三上下"]
-    full = HashtagPredictor(tmp_path / "m.pt").candidates(text, 4, 4, with_prior=False)[0][0]
-    assert max(len(c.hyp.tokens) for c in full) > 2  # else the test shows nothing
-    save_checkpoint(tmp_path / "m.pt", model(True), CharVocab(CHARS), "zh", {"max_len": 2})
-    short = HashtagPredictor(tmp_path / "m.pt").candidates(text, 4, 4, with_prior=False)[0][0]
-    assert short and all(len(c.hyp.tokens) <= 2 for c in short)
+    ids, segs, _ = encode_sources(text, predictor.vocab, predictor.cfg)
+    beams = decode.beam_search(predictor.model, encode_posts(predictor.model, ids, segs),
+                               beam=4, n_best=4, max_len=predictor.max_len)[0]
+    assert all(len(h.tokens) <= 3 for h in beams) and not all(h.finished for h in beams)
+    offered = predictor.candidates(text, 4, 4, with_prior=False)[0][0]
+    assert all(c.hyp.finished and c.hyp.tokens for c in offered)
 
 
 def out(tag: str, score: float) -> Generated:
     return Generated([[tag]], [([tag], score)], False, "en")
+
+
+def test_the_shown_top_share_counts_the_first_hashtag_shown_not_the_best_sequence():
+    # the best sequence (a post word) is below the threshold; the favourite under it is shown
+    outputs = [Generated([[w]], [([w], -5.0), (["favourite"], 5.0)], False, "en")
+               for w in ("alpha", "beta", "gamma", "delta")]
+    pairs = [Pair("text", ["x"]) for _ in outputs]
+    assert shown(outputs, pairs, "en", min_score=0.0)["top_share"] == 1.0
+    assert shown(outputs, pairs, "en", min_score=None)["top_share"] == 0.25
 
 
 def test_the_threshold_hides_the_low_scoring_wrong_hashtags():

@@ -105,16 +105,24 @@ def shown(outputs: list[Generated], pairs: list[Pair], lang: str,
     """What serving would show with the checkpoint's threshold: the ranked hashtags whose
     score reaches `min_score` (exactly the served ones with --beam 4 --n-best 3, the served
     model's settings). `posts` is the share of posts that get any; precision/recall/f1 are
-    micro-averaged over shown and reference hashtags."""
+    micro-averaged over shown and reference hashtags; `top_share` is the share of posts whose
+    first shown hashtag is the most frequent first shown one (the best sequence can be
+    hidden by the threshold while a lower-ranked favourite is shown)."""
     total = right = posts = 0
+    first: Counter = Counter()
     for o, p in zip(outputs, pairs, strict=True):
-        keys = {hashtag_key(words, lang) for words, score in o.ranked
-                if min_score is None or score >= min_score}
+        shown_words = [words for words, score in o.ranked
+                       if min_score is None or score >= min_score]
+        keys = {hashtag_key(words, lang) for words in shown_words}
         total, posts = total + len(keys), posts + bool(keys)
         right += len(keys & gold_keys(p.hashtags, lang))
+        if shown_words:
+            first[hashtag_key(shown_words[0], lang)] += 1
     gold = sum(len(gold_keys(p.hashtags, lang)) for p in pairs)
     precision, recall = right / max(total, 1), right / max(gold, 1)
+    top = first.most_common(1)[0][1] if first else 0
     return {"min_score": min_score, "posts": round(posts / max(len(pairs), 1), 4),
+            "top_share": round(top / max(len(pairs), 1), 4),
             "precision": round(precision, 4), "recall": round(recall, 4),
             "f1": round(2 * precision * recall / (precision + recall), 4) if right else 0.0}
 
