@@ -1,5 +1,7 @@
 """Re-ranking the beam against the empty-post prior, whole words, and the served threshold."""
 
+import json
+
 import pytest
 import torch
 
@@ -13,7 +15,7 @@ from nlp_models.hashtag.serving import HashtagService
 from nlp_models.hashtag.vocab import SEP, CharVocab, SubwordVocab
 from training.hashtag.data import Pair, pad
 from training.hashtag.evaluate import shown
-from training.hashtag.tune import choose_threshold, choose_weight
+from training.hashtag.tune import carry_provenance, choose_threshold, choose_weight
 
 TINY = dict(vocab_size=40, d_model=16, n_heads=2, d_ff=32, enc_layers=1, dec_layers=1,
             segment_len=3, top_k=2, max_source=12, max_target=8, dropout=0.0)
@@ -267,3 +269,14 @@ def test_a_sequence_that_starts_another_is_scored_as_if_alone(copy):
     alone = torch.cat([sequence_log_probs(m, posts, [s], source_of[i : i + 1])
                        for i, s in enumerate(sequences)])
     assert torch.allclose(shared, alone, atol=1e-5)
+
+
+def test_re_tuning_a_served_file_keeps_its_training_record(tmp_path):
+    served, runs = tmp_path / "hashtag_generator" / "6", tmp_path / "runs"
+    served.mkdir(parents=True)
+    runs.mkdir()
+    training = {"command": "python -m training train hashtag --config c.toml"}
+    card = {"files": {"hashtag_zh.pt": {"training": training}}}
+    (served / "card.json").write_text(json.dumps(card))
+    carry_provenance(served / "hashtag_zh.pt", runs / "tuned.pt")
+    assert json.loads((runs / "run.json").read_text()) == training

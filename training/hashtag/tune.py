@@ -32,8 +32,8 @@ The last stdout line is JSON: the chosen values and every λ's and the threshold
 
 from __future__ import annotations
 
+import json
 import math
-import shutil
 import sys
 from collections import Counter
 from pathlib import Path
@@ -46,6 +46,7 @@ from training.hashtag.data import Pair, read_pairs
 from training.hashtag.evaluate import load_predictor
 from training.hashtag.metrics import gold_keys, hashtag_key, rouge
 from training.hashtag.train import load_data
+from training.provenance import RUN_RECORD, read_run
 
 GRID = tuple(round(0.1 * i, 1) for i in range(16))  # λ = 0.0, 0.1, ..., 1.5
 MAX_TOP_SHARE = 0.05
@@ -76,12 +77,26 @@ def tune(checkpoint: str, dev_files: list[str], out: str, beam: int = 4, n_best:
                                 "command": "python -m training " + " ".join(sys.argv[1:])}}
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     torch.save(state, out)
-    run_json = Path(checkpoint).parent / "run.json"  # provenance travels with the checkpoint
-    if run_json.exists() and Path(out).parent != run_json.parent:
-        shutil.copy(run_json, Path(out).parent / "run.json")
+    carry_provenance(Path(checkpoint), Path(out))
     return {"out": out, "prior_weight": weight, "min_score": threshold["min_score"],
             "max_len": predictor.max_len, "known_words": len(known), "threshold": threshold,
             "grid": grid}
+
+
+def carry_provenance(checkpoint: Path, out: Path) -> None:
+    """The training run record travels with the tuned checkpoint (publish puts it on the
+    card): the run.json next to `checkpoint`, or, for a served weights file, its card's
+    training entry, so re-tuning a shipped file keeps saying how its weights were trained."""
+    target = out.parent / RUN_RECORD
+    if out.parent == checkpoint.parent:
+        return
+    run = read_run(checkpoint)
+    card = checkpoint.parent / "card.json"
+    if run is None and card.exists():
+        run = json.loads(card.read_text()).get("files", {}).get(checkpoint.name, {}).get(
+            "training")
+    if run and "command" in run:
+        target.write_text(json.dumps(run, indent=1) + "\n")
 
 
 def known_words(predictor: HashtagPredictor) -> list[str]:
