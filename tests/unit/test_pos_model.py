@@ -118,3 +118,34 @@ def test_dev_evaluation_between_training_steps_works(variant):
         for _ in range(3):
             model(b.words, b.types, b.chars, b.lengths, "ptb").sum().backward()
         assert 0.0 <= accuracy(model, SENTS[:2], VOCABS) <= 1.0
+
+
+def test_warm_start_continues_from_a_checkpoint_s_weights_and_vocabulary(tmp_path):
+    """`[model] init` trains on from a published fp16 checkpoint: the same scores as the
+    file's model, the same vocabulary, and every weight trainable again."""
+    from nlp_models.pos.predictor import load_checkpoint, save_checkpoint
+    from training.pos.train import warm_start
+
+    save_checkpoint(tmp_path / "tagger.pt", make_model("dcnn"), VOCABS, {})
+    served, _, _ = load_checkpoint(tmp_path / "tagger.pt")
+    model, vocabs = warm_start(str(tmp_path / "tagger.pt"))
+    assert vocabs.words.itos == VOCABS.words.itos
+    assert model.training and all(p.requires_grad for p in model.parameters())
+    model.eval()
+    with torch.no_grad():
+        for group in (SENTS[:2], SENTS[2:]):
+            b = make_batch(group, VOCABS)
+            head = group[0].head
+            assert torch.equal(model(b.words, b.types, b.chars, b.lengths, head),
+                               served(b.words, b.types, b.chars, b.lengths, head))
+    model.train()
+    b = make_batch(SENTS[:2], VOCABS)
+    model(b.words, b.types, b.chars, b.lengths, "ptb").sum().backward()
+    assert all(p.grad is not None for p in model.word_embed.parameters())
+
+
+def test_warm_start_from_a_missing_file_says_which(tmp_path):
+    from training.pos.train import warm_start
+
+    with pytest.raises(SystemExit, match="missing.pt not found"):
+        warm_start(str(tmp_path / "missing.pt"))

@@ -4,8 +4,10 @@
 
 Writes to runs/<name>/: `best.pt` (fp16, best mean dev accuracy), `last.pt` (full state for
 `--resume`), `log.jsonl` (one line per evaluation). `--quick` trains for about a minute on a
-small slice, for smoke tests. The loop (epochs, patience, last.pt, time budget) is
-training/loop.py; the learning rate stays at `lr` (Adam).
+small slice, for smoke tests. The loop (epochs, patience, last.pt, time budget, the
+learning rate: constant `lr` for Adam, or warm-up and linear decay with [train] `warmup`) is
+training/loop.py. `[model] init = "PATH"` continues from a tagger checkpoint (its sizes,
+vocabularies and weights; the other [model] keys are then unused).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import torch.nn.functional as F
 from nlp_models.pos.clusters import Clusters
 from nlp_models.pos.features import Vocabularies
 from nlp_models.pos.model import Tagger, TaggerConfig
-from nlp_models.pos.predictor import save_checkpoint
+from nlp_models.pos.predictor import load_checkpoint, save_checkpoint
 from training.loop import Loop, LoopConfig
 from training.paths import REPO_ROOT, data_dir
 from training.pos.data import Sentence, batches, make_batch, read_conll
@@ -98,6 +100,10 @@ def accuracy(model: Tagger, sents: list[Sentence], vocabs: Vocabularies) -> floa
     return correct / max(total, 1)
 
 
+# [model] keys that are not TaggerConfig fields
+_NOT_TAGGER_KEYS = ("min_word_count", "clusters", "pretrained", "pretrained_max_words", "init")
+
+
 class PosTask:
     """The tagger for training/loop.py: each epoch the tweet sets plus a fresh sample of
     newswire, batches of one tagset and similar length, cross-entropy with word dropout; the
@@ -132,6 +138,43 @@ class PosTask:
         return {"vocabs": self.vocabs.to_json(), "config": asdict(self.model.cfg)}
 
 
+def new_model(mc: dict, sents: list[Sentence], resume: bool) -> tuple[Tagger, Vocabularies]:
+    """A tagger of the config's sizes, its vocabularies built from the training sentences
+    (plus the pre-trained embedding's most frequent words, whose vectors initialize it)."""
+    # ARK word clusters (nlp_models/pos/clusters.py): the file resolved by deploy.local prepare
+    clusters = Clusters() if mc.get("clusters", False) else None
+    pretrained = load_pretrained(mc["pretrained"]) if mc.get("pretrained") else None
+    extra = pretrained[0][: mc.get("pretrained_max_words", 50_000)] if pretrained else ()
+    vocabs = Vocabularies.build(sents, mc.get("min_word_count", 1), clusters, extra)
+    model_cfg = TaggerConfig(
+        **{k: v for k, v in mc.items() if k not in _NOT_TAGGER_KEYS},
+        n_cluster_features=len(clusters) if clusters else 0,
+        n_words=len(vocabs.words),
+        n_chars=len(vocabs.chars),
+        tagsets={h: len(v) for h, v in vocabs.tags.items()},
+    )
+    model_cfg.char_widths = tuple(model_cfg.char_widths)
+    model = Tagger(model_cfg)
+    if pretrained and not resume:
+        found = init_word_embeddings(model, vocabs, *pretrained)
+        print(f"word embeddings: {found} of {len(vocabs.words)} from {mc['pretrained']}",
+              flush=True)
+    return model, vocabs
+
+
+def warm_start(path: str) -> tuple[Tagger, Vocabularies]:
+    """Continue from a tagger checkpoint (a run's best.pt or a published version): its sizes,
+    vocabularies and weights, in fp32 and trainable. The 80-minute runs stop while dev
+    accuracy is still rising; a warm start gives them a second budget with a decaying
+    learning rate without re-training from scratch."""
+    p = REPO_ROOT / path  # an absolute path stays as it is
+    if not p.exists():
+        raise SystemExit(f"{p} not found (the config's [model] init)")
+    model, vocabs, _ = load_checkpoint(p)
+    print(f"warm start from {path}", flush=True)
+    return model.train().requires_grad_(True), vocabs
+
+
 def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: str | None = None,
           epochs: int | None = None):
     cfg = load_config(config_path)
@@ -148,38 +191,18 @@ def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: 
     newswire = load_split(dc.get("newswire", {}), root)
     dev = {rel: load_split({rel: head}, root) for rel, head in dc["dev"].items()}
     used = [*dc["train"], *dc.get("newswire", {}), *dc["dev"]]
+    mc = cfg["model"]
+    inputs = [mc[k] for k in ("pretrained", "init") if mc.get(k)]
     record_run(out, config_path, cfg, [conll_path(split, root) for split in used]
-               + ([REPO_ROOT / cfg["model"]["pretrained"]] if cfg["model"].get("pretrained")
-                  else []))
+               + [REPO_ROOT / path for path in inputs])
     if quick:
         heads = sorted({s.head for s in train_sents})
         step = max(1, len(train_sents) // 1500)
         train_sents = [s for h in heads for s in train_sents if s.head == h][::step]
         newswire = newswire[:500]
         dev = {k: v[:100] for k, v in dev.items()}
-    # config keys that are not TaggerConfig fields
-    own_keys = ("min_word_count", "clusters", "pretrained", "pretrained_max_words")
-    mc = cfg["model"]
-    # ARK word clusters (nlp_models/pos/clusters.py): the file resolved by deploy.local prepare
-    clusters = Clusters() if mc.get("clusters", False) else None
-    pretrained = load_pretrained(mc["pretrained"]) if mc.get("pretrained") else None
-    extra = pretrained[0][: mc.get("pretrained_max_words", 50_000)] if pretrained else ()
-    vocabs = Vocabularies.build(
-        train_sents + newswire, mc.get("min_word_count", 1), clusters, extra
-    )
-    model_cfg = TaggerConfig(
-        **{k: v for k, v in cfg["model"].items() if k not in own_keys},
-        n_cluster_features=len(clusters) if clusters else 0,
-        n_words=len(vocabs.words),
-        n_chars=len(vocabs.chars),
-        tagsets={h: len(v) for h, v in vocabs.tags.items()},
-    )
-    model_cfg.char_widths = tuple(model_cfg.char_widths)
-    model = Tagger(model_cfg)
-    if pretrained and not resume:
-        found = init_word_embeddings(model, vocabs, *pretrained)
-        print(f"word embeddings: {found} of {len(vocabs.words)} from {mc['pretrained']}",
-              flush=True)
+    model, vocabs = (warm_start(mc["init"]) if mc.get("init")
+                     else new_model(mc, train_sents + newswire, resume))
     opt = torch.optim.Adam(model.parameters(), lr=tc["lr"])
     epochs = epochs or tc["epochs"]
     per_epoch = min(len(newswire), dc.get("newswire_per_epoch", len(newswire)))
@@ -192,7 +215,7 @@ def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: 
         loop.resume(state)
 
     n_params = sum(p.numel() for p in model.parameters())
-    print(f"{name}: {model_cfg.variant}, {n_params / 1e6:.2f}M parameters, "
+    print(f"{name}: {model.cfg.variant}, {n_params / 1e6:.2f}M parameters, "
           f"{len(train_sents)} + {len(newswire)} newswire sentences, vocab {len(vocabs.words)}",
           flush=True)
     best = loop.run()
