@@ -14,6 +14,10 @@ MAX_ID_BYTES = 512
 #: Longer article bodies are cut to this many code points (``EnrichedArticle.truncated``);
 #: the models read far less (their max_source tokens) anyway.
 MAX_ARTICLE_CHARS = 100_000
+#: An unknown article token longer than this is not copied into headlines (it stays [UNK]
+#: for the decoder): no headline word is that long, and copying a 100,000-emoji "token" made
+#: every beam step re-scan it, a request that ran past the API's 60 s limit.
+MAX_COPIED_TOKEN_CHARS = 50
 #: Required phrases served per article in the stream, and characters per phrase. The gRPC
 #: API allows fewer per request: each phrase is one more generation within the caller's
 #: deadline, while the stream has no caller waiting.

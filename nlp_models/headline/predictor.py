@@ -43,6 +43,18 @@ class Headlines:
     candidates: list[tuple[str, float]]  # best first
     truncated: bool  # the article was longer than the model reads (cfg.max_source tokens)
 
+    @classmethod
+    def of(cls, candidates: list[tuple[str, float]], truncated: bool) -> Headlines:
+        """Scores rounded; a blank candidate (an article with nothing to copy, e.g. one long
+        run of emoji, can end the beam without a word) is no headline and is left out."""
+        return cls([(text, round(score, 4)) for text, score in candidates if text.strip()],
+                   truncated)
+
+    @property
+    def best(self) -> str:
+        """The best candidate's text; "" when there is none (scored as an empty headline)."""
+        return self.candidates[0][0] if self.candidates else ""
+
 
 def save_checkpoint(path: str | Path, model: torch.nn.Module, vocab: Vocab, lang: str,
                     kind: str, meta: dict) -> None:
@@ -141,8 +153,8 @@ class HeadlinePredictor:
                             _pad([s.ext_ids for s in chunk]), n_ext, beam, n_best, self.alpha,
                             self.min_tokens, self.rule, self.words, arts)
             for i, s, h in zip(group, chunk, hyps, strict=True):
-                out[i] = Headlines([(self.vocab.decode(x.tokens, s.oovs), round(x.score, 4))
-                                    for x in h], truncated[i])
+                out[i] = Headlines.of([(self.vocab.decode(x.tokens, s.oovs), x.score)
+                                       for x in h], truncated[i])
         return out
 
     def constrained(self, articles: list[str], phrases: list[str], strategy: str | None = None,
@@ -168,8 +180,8 @@ class HeadlinePredictor:
                                 max(len(s.oovs) for s in inputs), beam, n_best, self.alpha,
                                 self.min_tokens, self.rule, self.words, arts)
                 for i, s, h in zip(group, inputs, hyps, strict=True):
-                    out[i] = Headlines([(self.vocab.decode(x.tokens, s.oovs), round(x.score, 4))
-                                        for x in h], truncated[i])
+                    out[i] = Headlines.of([(self.vocab.decode(x.tokens, s.oovs), x.score)
+                                           for x in h], truncated[i])
                 continue
             order = strategy or self.default_strategy
             if order not in STRATEGIES:
@@ -183,8 +195,8 @@ class HeadlinePredictor:
                                         max(len(s.oovs) for s in chunk), self.rule,
                                         self.words, arts)
             for i, s, h in zip(group, chunk, hyps, strict=True):
-                out[i] = Headlines([(self._around(phrases[i], x.tokens, order, s.oovs),
-                                     round(x.score, 4)) for x in h], truncated[i])
+                out[i] = Headlines.of([(self._around(phrases[i], x.tokens, order, s.oovs),
+                                        x.score) for x in h], truncated[i])
         return out
 
     @property

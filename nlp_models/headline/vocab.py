@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from nlp_models import vocab as base
+from nlp_models.limits import MAX_COPIED_TOKEN_CHARS
 
 SPECIALS = ["[PAD]", "[UNK]", "[BOS]", "[EOS]", "[SEP]"]
 PAD, UNK, BOS, EOS, SEP = range(len(SPECIALS))
@@ -41,11 +42,12 @@ class Copyable:
     mixed into both vocabulary kinds, which provide `tokens`, `surface`, `join`."""
 
     def encode_source(self, text: str, known_oovs: Iterable[str] = ()) -> Source:
-        """known_oovs: unknown tokens numbered already (they keep their extended ids)."""
+        """known_oovs: unknown tokens numbered already (they keep their extended ids). An
+        unknown token longer than MAX_COPIED_TOKEN_CHARS gets no extended id: not copyable."""
         ids, ext, oovs = [], [], {s: k for k, s in enumerate(known_oovs)}
         for i, surface in self.tokens(text):
             ids.append(i)
-            if i == UNK:
+            if i == UNK and len(surface.strip()) <= MAX_COPIED_TOKEN_CHARS:
                 ext.append(len(self) + oovs.setdefault(surface, len(oovs)))
             else:
                 ext.append(i)

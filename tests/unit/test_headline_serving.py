@@ -89,3 +89,25 @@ def test_each_request_gets_the_number_of_candidates_it_asked_for(directories):
     results = constrained.generate(CORPUS[:4], ["en"] * 4, ["Toyota"] * 4, [""] * 4, counts)
     assert [len(r.candidates) for r in results] == expected
     assert all("Toyota" in text for r in results for text, _ in r.candidates)
+
+
+def test_an_unknown_token_longer_than_any_word_is_not_copyable():
+    """A run of 60 emoji is one unknown piece: it stays [UNK] (no extended id), while a
+    single unknown emoji can still be copied."""
+    from nlp_models.headline.vocab import UNK
+    from nlp_models.limits import MAX_COPIED_TOKEN_CHARS
+
+    vocab = SubwordVocab.build(CORPUS, size=200)
+    run = "😀" * (MAX_COPIED_TOKEN_CHARS + 10)
+    source = vocab.encode_source(f"Toyota 😀 said {run}")
+    assert source.oovs == ["😀"]
+    assert source.ext_ids[-1] == UNK and len(vocab) in source.ext_ids
+
+
+def test_an_article_of_one_huge_unknown_token_gets_no_blank_or_copied_candidate(directories):
+    """100,000 emoji in one token: answered at once, never with an empty headline or with
+    the run copied (it once took every beam step a re-scan of the whole run)."""
+    service = HeadlineService(directories[0], beam=2, n_best=2)
+    (result,) = service.generate(["😀" * 100_000], ["en"])
+    assert result.status == "ok"
+    assert all(text.strip() and "😀" not in text for text, _ in result.candidates)

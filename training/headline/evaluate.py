@@ -85,7 +85,7 @@ def best_headlines(predictor: HeadlinePredictor, pairs: list[Pair], beam: int,
                     predictor.constrained(articles, [p.phrase for p in chunk], strategy, beam))
         print(f"\r{len(outputs)}/{len(pairs)} articles", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    return [o.candidates[0][0] for o in outputs]
+    return [o.best for o in outputs]
 
 
 def quality(pairs: list[Pair], predictions: list[str], lang: str,

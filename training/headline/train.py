@@ -111,7 +111,7 @@ def dev_scores(predictor: HeadlinePredictor, pairs: list[Pair]) -> dict:
         outputs = predictor.headlines(articles, beam=1)
     else:
         outputs = predictor.constrained(articles, [p.phrase for p in pairs], beam=1)
-    scores = rouge([o.candidates[0][0] for o in outputs], [p.headline for p in pairs],
+    scores = rouge([o.best for o in outputs], [p.headline for p in pairs],
                    predictor.lang)
     predictor.model.train()
     return {name: s["f"] for name, s in scores.items()}
