@@ -85,8 +85,8 @@ def main(argv: list[str] | None = None) -> None:
     p_train.add_argument("--quick", action="store_true", help="about one minute, for smoke tests")
     p_train.add_argument("--resume", action="store_true", help="continue from runs/<name>/last.pt")
     p_train.add_argument("--init", metavar="CHECKPOINT",
-                         help="headlines: fine-tune this checkpoint (its architecture, weights "
-                              "and vocabulary) instead of training from scratch")
+                         help="headlines, pos: fine-tune this checkpoint (its architecture, "
+                              "weights and vocabulary) instead of training from scratch")
     p_train.add_argument("--out", default=str(REPO_ROOT / "runs"), help="runs directory")
 
     p_data = sub.add_parser("data", help="convert the raw extra corpora and write held-out-"
@@ -290,7 +290,7 @@ def main(argv: list[str] | None = None) -> None:
         from training.pos.train import train
 
         train(args.config, quick=args.quick, resume=args.resume, out_dir=args.out,
-              epochs=args.epochs)
+              epochs=args.epochs, init=args.init)
     elif args.command == "evaluate" and args.task == "hashtag":
         from training.hashtag.evaluate import evaluate as evaluate_hashtag
 

@@ -121,7 +121,7 @@ def test_dev_evaluation_between_training_steps_works(variant):
 
 
 def test_warm_start_continues_from_a_checkpoint_s_weights_and_vocabulary(tmp_path):
-    """`[model] init` trains on from a published fp16 checkpoint: the same scores as the
+    """`train pos --init` trains on from a published fp16 checkpoint: the same scores as the
     file's model, the same vocabulary, and every weight trainable again."""
     from nlp_models.pos.predictor import load_checkpoint, save_checkpoint
     from training.pos.train import warm_start

@@ -6,8 +6,9 @@ Writes to runs/<name>/: `best.pt` (fp16, best mean dev accuracy), `last.pt` (ful
 `--resume`), `log.jsonl` (one line per evaluation). `--quick` trains for about a minute on a
 small slice, for smoke tests. The loop (epochs, patience, last.pt, time budget, the
 learning rate: constant `lr` for Adam, or warm-up and linear decay with [train] `warmup`) is
-training/loop.py. `[model] init = "PATH"` continues from a tagger checkpoint (its sizes,
-vocabularies and weights; the other [model] keys are then unused).
+training/loop.py. `--init CHECKPOINT` continues from a tagger checkpoint (its sizes,
+vocabularies and weights, with the config's data and a fresh optimizer and schedule); a
+config made for it has no [model] table.
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def accuracy(model: Tagger, sents: list[Sentence], vocabs: Vocabularies) -> floa
 
 
 # [model] keys that are not TaggerConfig fields
-_NOT_TAGGER_KEYS = ("min_word_count", "clusters", "pretrained", "pretrained_max_words", "init")
+_NOT_TAGGER_KEYS = ("min_word_count", "clusters", "pretrained", "pretrained_max_words")
 
 
 class PosTask:
@@ -169,15 +170,18 @@ def warm_start(path: str) -> tuple[Tagger, Vocabularies]:
     learning rate without re-training from scratch."""
     p = REPO_ROOT / path  # an absolute path stays as it is
     if not p.exists():
-        raise SystemExit(f"{p} not found (the config's [model] init)")
+        raise SystemExit(f"--init {p} not found")
     model, vocabs, _ = load_checkpoint(p)
     print(f"warm start from {path}", flush=True)
     return model.train().requires_grad_(True), vocabs
 
 
 def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: str | None = None,
-          epochs: int | None = None):
+          epochs: int | None = None, init: str | None = None):
     cfg = load_config(config_path)
+    if not init and "model" not in cfg:
+        raise SystemExit(f"{config_path} has no [model] table: it continues a checkpoint, "
+                         "give --init CHECKPOINT")
     name = cfg["name"] + ("_quick" if quick else "")
     out = Path(out_dir or "runs") / name
     out.mkdir(parents=True, exist_ok=True)
@@ -191,8 +195,8 @@ def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: 
     newswire = load_split(dc.get("newswire", {}), root)
     dev = {rel: load_split({rel: head}, root) for rel, head in dc["dev"].items()}
     used = [*dc["train"], *dc.get("newswire", {}), *dc["dev"]]
-    mc = cfg["model"]
-    inputs = [mc[k] for k in ("pretrained", "init") if mc.get(k)]
+    mc = cfg.get("model", {})
+    inputs = [path for path in (mc.get("pretrained"), init) if path]
     record_run(out, config_path, cfg, [conll_path(split, root) for split in used]
                + [REPO_ROOT / path for path in inputs])
     if quick:
@@ -201,7 +205,7 @@ def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: 
         train_sents = [s for h in heads for s in train_sents if s.head == h][::step]
         newswire = newswire[:500]
         dev = {k: v[:100] for k, v in dev.items()}
-    model, vocabs = (warm_start(mc["init"]) if mc.get("init")
+    model, vocabs = (warm_start(init) if init
                      else new_model(mc, train_sents + newswire, resume))
     opt = torch.optim.Adam(model.parameters(), lr=tc["lr"])
     epochs = epochs or tc["epochs"]
