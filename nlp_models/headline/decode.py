@@ -243,7 +243,8 @@ class GeneratorSearch(_Search):
             logp[:, EOS] = float("-inf")
         if self.words is not None and hasattr(self, "row_words"):
             texts = [[t for t in row if t >= 0] for row in self.repeats.text.tolist()]
-            logp = self.words.block(logp, texts, self.row_words)
+            logp = self.words.block(logp, texts, self.row_words,
+                                    cut=self.t == self.model.cfg.max_target - 1)
         self.t += 1
         return logp
 
@@ -301,6 +302,7 @@ class Seq2BFSearch(_Search):
         self.short_by = expand((min_tokens - lengths).clamp(min=MIN_ADDED), beam)
         self.repeats = NoRepeats(rule, model.cfg.vocab_size, n_ext if model.pointer else 0,
                                  expand(tokens, beam), model.cfg.max_target)
+        self.t = 0  # steps taken: beam_search stops after model.cfg.max_target
 
     def _sides(self) -> torch.Tensor:
         """`next_side` for every row at once."""
@@ -360,7 +362,9 @@ class Seq2BFSearch(_Search):
                                  self.repeats.right.tolist())
             texts = [row[a:b] for row, a, b in zip(text, left, right, strict=True)]
             logp = self.words.block(logp, texts, self.row_words, is_back.tolist(), BOS,
-                                    self.done[rows, 1 - self.side].tolist())
+                                    self.done[rows, 1 - self.side].tolist(),
+                                    cut=self.t == self.model.cfg.max_target - 1)
+        self.t += 1
         return logp
 
     def ends(self, src: torch.Tensor, tok: torch.Tensor) -> torch.Tensor:

@@ -283,12 +283,16 @@ class WholeWords:
 
     def block(self, logp: torch.Tensor, texts: Sequence[list[int]],
               arts: Sequence[ArticleWords], backward: Sequence[bool] | None = None,
-              end_before: int = EOS, closes: Sequence[bool] | None = None) -> torch.Tensor:
+              end_before: int = EOS, closes: Sequence[bool] | None = None,
+              cut: bool = False) -> torch.Tensor:
         """logp (rows, V+ext) with -inf for the next tokens that would break the rule, and
         the unsupported-name penalty subtracted (forward rows); ``texts``: each row's tokens
         so far in reading order; ``backward``: rows whose next token goes in front (Seq2BF),
         ending with ``end_before`` ([BOS]); ``closes``: rows whose side's end would end the
-        headline (Seq2BF: the other side has ended; default all)."""
+        headline (Seq2BF: the other side has ended; default all); ``cut``: the search stops
+        after this token (its length limit), so the token must leave every word finished,
+        as an ending would: otherwise a headline cut at the limit ends in a prefix ("baby's
+        mus")."""
         ranked = logp.topk(min(WIDE_K, logp.shape[1]), -1)
         values, indices = ranked.values.tolist(), ranked.indices.tolist()
         out = torch.full_like(logp, float("-inf"))
@@ -296,7 +300,7 @@ class WholeWords:
             before = "".join(self._surface(t, art) for t in tokens)
             front = backward is not None and backward[r]
             final = closes is None or closes[r]
-            check = (values[r], indices[r], before, front, final, art, end_before)
+            check = (values[r], indices[r], before, front, final, art, end_before, cut)
             passed = self._passing(*check, 0, TOP_K) or self._passing(*check, TOP_K, WIDE_K)
             if passed:
                 allowed, costs = zip(*passed, strict=True)
@@ -307,8 +311,8 @@ class WholeWords:
         return out
 
     def _passing(self, values: list[float], indices: list[int], before: str, front: bool,
-                 final: bool, art: ArticleWords, end_before: int, start: int, stop: int
-                 ) -> list[tuple[int, float]]:
+                 final: bool, art: ArticleWords, end_before: int, cut: bool, start: int,
+                 stop: int) -> list[tuple[int, float]]:
         """(token, penalty) for the ranked candidates start..stop that keep the rule."""
         passed = []
         for value, tok in zip(values[start:stop], indices[start:stop], strict=True):
@@ -317,16 +321,28 @@ class WholeWords:
             if front:
                 ended = tok == end_before
                 after = before if ended else self._surface(tok, art) + before
-                ok = self.allows_before(before, after, ended, art, final)
+                ok = self.allows_before(before, after, ended or cut, art, final)
             else:
                 ended = tok == EOS
                 after = before if ended else before + self._surface(tok, art)
-                ok = self.allows(before, after, ended, art, final)
+                ok = self.allows(before, after, ended or cut, art, final)
+            if ok and cut and not final:  # Seq2BF: the other side stops open here too
+                ok = self._other_edge_finished(after, front, art)
+            ended = ended or cut
             if ok:
                 cost = (self.unsupported_penalty * self.unsupported(before, after, ended, art)
                         if self.unsupported_penalty and not front else 0.0)
                 passed.append((tok, cost))
         return passed
+
+    def _other_edge_finished(self, text: str, front: bool, art: ArticleWords) -> bool:
+        """Whether the word at the edge not growing now (the end for a row growing in front,
+        else the start) is a finished word, for a Seq2BF headline cut with both sides open."""
+        words = WORD.findall(text.lower())
+        if not words:
+            return True
+        edge = text[-1] if front else text[0]
+        return not edge.isalnum() or self.complete(words[-1] if front else words[0], art)
 
     def _surface(self, token: int, art: ArticleWords) -> str:
         """The text a token adds (as `Vocab.decode` joins it; specials add nothing)."""

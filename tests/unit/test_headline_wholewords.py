@@ -84,6 +84,47 @@ def test_a_stuck_hypothesis_keeps_its_tokens_at_a_cost_below_any_that_keeps_the_
     assert out[1, 7] == -9.0 > out[0].max()
 
 
+def test_a_headline_cut_at_the_length_limit_ends_on_a_finished_word() -> None:
+    logp = torch.full((1, len(CharPieces.PIECES)), -5.0)
+    logp[0, 9] = -0.1  # " Net": the beginning of the article's "Netscape"
+    logp[0, 7] = -1.0  # " shares"
+    growing = RULE.block(logp, [[5]], [ART])
+    last = RULE.block(logp, [[5]], [ART], cut=True)  # no token follows this one
+    assert growing[0, 9] == -0.1 and last[0, 9] == float("-inf")
+    assert growing[0, 7] == last[0, 7] == -1.0
+
+
+def test_a_seq2bf_headline_cut_with_both_sides_open_ends_on_finished_words() -> None:
+    logp = torch.full((1, len(CharPieces.PIECES)), -5.0)
+    logp[0, 5] = -0.1  # "AOL" in front
+    # the forward side is open, its last word "Net" unfinished: no token in front can
+    # finish it, so the row is stuck and pays the dead-end cost
+    open_end = RULE.block(logp, [[7, 9]], [ART], backward=[True], closes=[False], cut=True)
+    assert open_end[0, 5] == pytest.approx(-0.1 - DEAD_END_COST)
+    done_end = RULE.block(logp, [[7, 8]], [ART], backward=[True], closes=[False], cut=True)
+    assert done_end[0, 5] == -0.1
+
+
+@pytest.mark.parametrize("model", ["headline_generator", "constrained_headline_generator"])
+def test_the_shipped_english_models_cut_at_their_length_limit_end_on_whole_words(
+        model: str) -> None:
+    from nlp_models.headline.predictor import HeadlinePredictor
+    from training.headline.quality import words
+    from training.repository import shipped
+
+    pairs = [json.loads(line) for line in
+             (REPO_ROOT / "tests" / "data" / "headline_en_sample.jsonl").read_text().splitlines()]
+    predictor = HeadlinePredictor.load(shipped(model, "headline_en.pt"))
+    predictor.model.cfg.max_target = 7  # every headline is cut, most inside a word
+    articles = [p["article"] for p in pairs[:6]]
+    outputs = (predictor.headlines(articles) if model == "headline_generator" else
+               predictor.constrained(articles, [p["phrase"] for p in pairs[:6]]))
+    for article, out in zip(articles, outputs, strict=True):
+        headline, art = out.candidates[0][0], predictor.words.article(article, [])
+        unfinished = [w for w in words(headline, "en") if not predictor.words.complete(w, art)]
+        assert not unfinished, (headline, unfinished)
+
+
 @pytest.mark.parametrize("model", ["headline_generator", "constrained_headline_generator"])
 def test_the_shipped_english_models_write_only_known_words_with_the_rule(model: str) -> None:
     from nlp_models.headline.predictor import HeadlinePredictor
