@@ -145,6 +145,8 @@ def main(argv: list[str] | None = None) -> None:
     p_eval.add_argument("--train-data", action="append", metavar="FILE",
                         help="headlines: training JSONL whose words are the vocabulary for "
                         "`degenerate` (repeatable; default <data>/headline/<lang>/train.jsonl)")
+    p_eval.add_argument("--min-count", type=int, default=1, metavar="N",
+                        help="headlines: with --train-data, only words seen N times or more")
 
     p_cmp = sub.add_parser("compare", help="headlines: two models on the same articles, the "
                            "difference with a paired-bootstrap interval; last line is JSON")
@@ -215,6 +217,9 @@ def main(argv: list[str] | None = None) -> None:
     p_ww.add_argument("--out", required=True, help="e.g. runs/<run>_ww/best.pt")
     p_ww.add_argument("--train-data", action="append", metavar="FILE",
                       help="training JSONL (repeatable; default <data>/headline/en/train.jsonl)")
+    p_ww.add_argument("--min-count", type=int, default=1, metavar="N",
+                      help="keep only the words --train-data has N times or more (rarer ones "
+                           "are often pieces of broken words: 'mus', 'canc')")
     p_ww.add_argument("--unsupported-penalty", type=float, default=0.0, metavar="X",
                       help="also store the faithfulness penalty decoding applies to names the "
                            "article lacks (wholewords.py; 0 = off)")
@@ -321,7 +326,7 @@ def main(argv: list[str] | None = None) -> None:
 
         print(json.dumps(add_word_list(args.checkpoint, args.out, args.train_data,
                                        args.unsupported_penalty, args.length_penalty,
-                                       default_training_files("en"))))
+                                       default_training_files("en"), args.min_count)))
     elif args.command == "tune":
         from training.hashtag.tune import tune
 
@@ -397,13 +402,14 @@ def headline_command(args: argparse.Namespace) -> None:
         print(json.dumps(evaluate_headline(args.data, args.model, args.beam or 4, args.lang,
                                            args.allow_repeats, args.predictions,
                                            args.train_data, args.unsupported_penalty,
-                                           args.length_penalty)))
+                                           args.length_penalty, args.min_count)))
     elif args.command == "evaluate":
         from training.headline.evaluate import evaluate_constrained
 
         print(json.dumps(evaluate_constrained(args.data, args.strategy, args.model,
                                               args.beam or 3, args.lang, args.allow_repeats,
-                                              args.predictions, args.train_data)))
+                                              args.predictions, args.train_data,
+                                              args.min_count)))
     elif args.command == "compare":
         from training.headline.compare import compare
 

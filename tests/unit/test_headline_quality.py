@@ -1,5 +1,6 @@
 """degenerate / unsupported on hand-made headlines (training/headline/quality.py)."""
 
+import pytest
 import torch
 
 from training.headline.quality import (
@@ -124,3 +125,24 @@ def test_decoding_settings_are_stored_with_the_checkpoint_and_keep_its_word_list
     meta = torch.load(out, weights_only=False)["meta"]
     assert set(meta["whole_words"]) == vocabulary_from_files([sample], "en")
     assert meta.get("length_penalty") == source_meta.get("length_penalty")  # not given: kept
+
+
+def test_a_minimum_count_keeps_only_words_the_training_text_repeats(tmp_path):
+    texts = ["Shares rose on the news", "Shares fell; the mus of it", "the news"]
+    assert training_vocabulary(texts, "en", min_count=2) == {"shares", "the", "news"}
+    assert "mus" in training_vocabulary(texts, "en")
+
+
+def test_a_word_list_by_count_needs_the_training_data_to_count_in(tmp_path):
+    from training.headline.quality import add_word_list
+    from training.paths import REPO_ROOT
+    from training.repository import shipped
+
+    source = shipped("headline_generator", "headline_en.pt")
+    with pytest.raises(SystemExit, match="--train-data"):
+        add_word_list(source, tmp_path / "best.pt", None, min_count=3)
+    sample = REPO_ROOT / "tests" / "data" / "headline_en_sample.jsonl"
+    add_word_list(source, tmp_path / "best.pt", [sample], min_count=3)
+    meta = torch.load(tmp_path / "best.pt", weights_only=False)["meta"]
+    assert set(meta["whole_words"]) == vocabulary_from_files([sample], "en", 3)
+    assert set(meta["whole_words"]) < vocabulary_from_files([sample], "en")

@@ -90,11 +90,11 @@ def best_headlines(predictor: HeadlinePredictor, pairs: list[Pair], beam: int,
 
 def quality(pairs: list[Pair], predictions: list[str], lang: str,
             train_data: list[str] | None = None, predictions_path: str | None = None,
-            known: list[str] | None = None) -> dict:
+            known: list[str] | None = None, min_count: int = 1) -> dict:
     """`degenerate` and `unsupported` of the best headlines; writes --predictions. The
-    training vocabulary of `degenerate` is read from `train_data` if given, else it is the
-    model's own (`known`: the whole-word list its training run stored), else the shared
-    training split's."""
+    training vocabulary of `degenerate` is read from `train_data` if given (the words seen
+    at least `min_count` times), else it is the model's own (`known`: the whole-word list
+    its checkpoint stores), else the shared training split's."""
     if predictions_path:
         with open(predictions_path, "w", encoding="utf-8") as f:
             for p, generated in zip(pairs, predictions, strict=True):
@@ -109,7 +109,7 @@ def quality(pairs: list[Pair], predictions: list[str], lang: str,
         if not paths:  # no shared datasets here (e.g. CI): say so rather than guess
             return {"degenerate": None, "degenerate_note": "no training vocabulary found; "
                     "pass --train-data or set NLP_DATA_DIR", **measures}
-        vocab = vocabulary_from_files(paths, lang)
+        vocab = vocabulary_from_files(paths, lang, min_count)
     return {"degenerate": degenerate_rate(predictions, articles, vocab, lang), **measures}
 
 
@@ -127,7 +127,7 @@ def evaluate_headline(data: str, model: str | None = None, beam: int = 4,
                       predictions_path: str | None = None,
                       train_data: list[str] | None = None,
                       unsupported_penalty: float | None = None,
-                      length_penalty: float | None = None) -> dict:
+                      length_penalty: float | None = None, min_count: int = 1) -> dict:
     pairs = read_pairs(data)
     lang = data_language(pairs, lang)
     predictor = load_predictor(model, lang, FULL_MODEL, allow_repeats, unsupported_penalty)
@@ -140,7 +140,7 @@ def evaluate_headline(data: str, model: str | None = None, beam: int = 4,
             "ald": ald(predictions, [p.headline for p in pairs], lang),
             **_repeats(predictions, lang),
             **quality(pairs, predictions, lang, train_data, predictions_path,
-                      predictor.meta.get("whole_words")),
+                      predictor.meta.get("whole_words"), min_count),
             "model": predictor.name, "lang": lang, "beam": beam,
             "length_penalty": predictor.alpha, "seconds": seconds,
             "unsupported_penalty": (predictor.words.unsupported_penalty
@@ -154,7 +154,7 @@ def _repeats(predictions: list[str], lang: str) -> dict:
 def evaluate_constrained(data: str, strategy: str, model: str | None = None, beam: int = 3,
                          lang: str | None = None, allow_repeats: bool = False,
                          predictions_path: str | None = None,
-                         train_data: list[str] | None = None) -> dict:
+                         train_data: list[str] | None = None, min_count: int = 1) -> dict:
     pairs = pairs_with_phrases(data)
     lang = data_language(pairs, lang)
     predictor = load_predictor(model, lang, CONSTRAINED_MODEL, allow_repeats)
@@ -166,7 +166,7 @@ def evaluate_constrained(data: str, strategy: str, model: str | None = None, bea
             "success_rate": success_rate(predictions, [p.phrase for p in pairs], lang),
             "ald": ald(predictions, references, lang), **_repeats(predictions, lang),
             **quality(pairs, predictions, lang, train_data, predictions_path,
-                      predictor.meta.get("whole_words")),
+                      predictor.meta.get("whole_words"), min_count),
             "model": predictor.name, "strategy": strategy if predictor.kind == "seq2bf" else "he",
             "lang": lang, "beam": beam, "length_penalty": predictor.alpha,
             "seconds": seconds}

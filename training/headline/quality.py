@@ -72,15 +72,20 @@ def _fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
-def training_vocabulary(texts: Iterable[str], lang: str) -> frozenset[str]:
-    vocab: set[str] = set()
+def training_vocabulary(texts: Iterable[str], lang: str, min_count: int = 1) -> frozenset[str]:
+    """The words of ``texts`` seen at least ``min_count`` times."""
+    counts: Counter[str] = Counter()
     for t in texts:
-        vocab.update(words(t, lang))
-    return frozenset(vocab)
+        counts.update(words(t, lang))
+    return frozenset(w for w, n in counts.items() if n >= min_count)
 
 
-def vocabulary_from_files(paths: Iterable[str | Path], lang: str) -> frozenset[str]:
-    """The whole-word vocabulary of the articles and headlines of JSONL training files."""
+def vocabulary_from_files(paths: Iterable[str | Path], lang: str,
+                          min_count: int = 1) -> frozenset[str]:
+    """The whole-word vocabulary of the articles and headlines of JSONL training files: the
+    words seen at least ``min_count`` times. Seen once or twice, a "word" is often a piece
+    of a broken one ("mus", "uter", "canc" of web text): allowed in headlines, the beam
+    ended run-ons on such prefixes."""
 
     def texts():
         for path in paths:
@@ -91,7 +96,7 @@ def vocabulary_from_files(paths: Iterable[str | Path], lang: str) -> frozenset[s
                         yield r.get("article", "")
                         yield r.get("headline", "")
 
-    return training_vocabulary(texts(), lang)
+    return training_vocabulary(texts(), lang, min_count)
 
 
 def degenerate_reasons(headline: str, article: str, vocab: frozenset[str],
@@ -206,12 +211,13 @@ def unsupported_rate(headlines: Sequence[str], articles: Sequence[str], lang: st
 def add_word_list(checkpoint: str | Path, out: str | Path,
                   train_data: Sequence[str | Path] | None, unsupported_penalty: float = 0.0,
                   length_penalty: float | None = None,
-                  default_data: Sequence[str | Path] = ()) -> dict:
+                  default_data: Sequence[str | Path] = (), min_count: int = 1) -> dict:
     """Copy an English full-generator checkpoint with its decoding settings: the whole-word
-    list (the training vocabulary of ``train_data``; without it, the list the checkpoint's
-    run stored, else that of ``default_data``: checkpoints trained before the rule existed),
-    the penalty for names the article lacks and, if given, the length-penalty alpha;
-    weights unchanged. Writes ``run.json`` beside ``out`` for the model card."""
+    list (the training vocabulary of ``train_data``, words seen at least ``min_count``
+    times; without it, the list the checkpoint's run stored, else that of
+    ``default_data``: checkpoints trained before the rule existed), the penalty for names
+    the article lacks and, if given, the length-penalty alpha; weights unchanged. Writes
+    ``run.json`` beside ``out`` for the model card."""
     from training.provenance import file_entry, git_commit, now
 
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
@@ -220,8 +226,11 @@ def add_word_list(checkpoint: str | Path, out: str | Path,
                          "is for English")
     meta = state.get("meta", {})
     stored = meta.get("whole_words")
+    if min_count > 1 and not train_data:
+        raise SystemExit("--min-count counts words in the training data: pass --train-data")
     sources = list(train_data or ([] if stored else default_data))
-    words = sorted(vocabulary_from_files(sources, "en")) if sources else list(stored or [])
+    words = (sorted(vocabulary_from_files(sources, "en", min_count)) if sources
+             else list(stored or []))
     if not words:
         raise SystemExit(f"{checkpoint} stores no word list; pass --train-data")
     out = Path(out)
@@ -233,6 +242,7 @@ def add_word_list(checkpoint: str | Path, out: str | Path,
     record = {"command": "python -m training " + " ".join(sys.argv[1:]),
               "derived_from": file_entry(checkpoint),
               "data": [file_entry(p) for p in sources], "code": git_commit(),
-              "started_at": now(), "whole_words": len(words), **settings}
+              "started_at": now(), "whole_words": len(words), "min_count": min_count,
+              **settings}
     (out.parent / "run.json").write_text(json.dumps(record, indent=1) + "\n")
     return {"checkpoint": str(out), "whole_words": len(words), **file_entry(out)}
