@@ -19,7 +19,6 @@ import gzip
 import io
 import json
 import time
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -84,13 +83,6 @@ def sentences(root: Path) -> Iterator[list[str]]:
             yield [normalize_word(t) for t in s.tokens]
 
 
-def stable_hash(text: str) -> int:
-    """gensim seeds each word's initial vector with hashfxn(word + seed); Python's own str
-    hash differs between processes (PYTHONHASHSEED), so the same command gave different
-    vectors. This one does not: one worker, one seed, one file."""
-    return zlib.crc32(text.encode("utf-8"))
-
-
 def train_embeddings(out: str, dim: int = 200, epochs: int = 5, min_count: int = 3,
                      seed: int = 1) -> dict:
     from gensim.models import Word2Vec  # training-only dependency (pyproject: dev extras)
@@ -100,7 +92,7 @@ def train_embeddings(out: str, dim: int = 200, epochs: int = 5, min_count: int =
     tokens = sum(len(s) for s in corpus)
     print(f"{len(corpus)} sentences, {tokens} tokens ({time.time() - t0:.0f}s)", flush=True)
     model = Word2Vec(corpus, vector_size=dim, window=5, min_count=min_count, sg=1,
-                     negative=10, epochs=epochs, workers=1, seed=seed, hashfxn=stable_hash)
+                     negative=10, epochs=epochs, workers=1, seed=seed)
     words = list(model.wv.index_to_key)
     vectors = np.stack([model.wv[w] for w in words]).astype(np.float16)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
