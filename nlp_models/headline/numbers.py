@@ -7,7 +7,8 @@ write a digit only if its run of digits so far, with that digit, begins a digit 
 article, and end a run (by any other character, or the end of the headline) only when the
 run is one of the article's. Digits are 0-9, ASCII or full-width; "3.5" is the runs 3 and
 5. Text without digits is untouched, and a run can always be completed (it is a prefix of
-an article run), so the rule never leaves a hypothesis without a next token.
+an article run), so the rule never leaves a hypothesis without a next token. At the length
+limit (the last step of the search) a digit must finish a run, where some token can.
 
 It has the interface of `wholewords.WholeWords` (`article`, `block`), which the beam search
 calls for either language.
@@ -57,9 +58,10 @@ class WholeNumbers:
         return ArticleNumbers(runs, prefixes, {**self.digits, **oov_digits})
 
     def block(self, logp: torch.Tensor, texts: Sequence[list[int]],
-              arts: Sequence[ArticleNumbers]) -> torch.Tensor:
+              arts: Sequence[ArticleNumbers], cut: bool = False) -> torch.Tensor:
         """logp (rows, V+ext) with -inf for the next tokens that would make or leave a digit
-        run the article lacks; ``texts``: each row's tokens so far."""
+        run the article lacks; ``texts``: each row's tokens so far; ``cut``: the search stops
+        after this token, so a digit must finish an article run (unless no token could)."""
         out = logp.clone()
         for r, (tokens, art) in enumerate(zip(texts, arts, strict=True)):
             digits = art.digits
@@ -75,4 +77,10 @@ class WholeNumbers:
                 keep = out[r, allowed].clone()
                 out[r] = float("-inf")
                 out[r, allowed] = keep
+            if cut:
+                unfinished = [t for t, d in digits.items() if run + d not in art.runs]
+                last = out[r].clone()
+                last[unfinished] = float("-inf")
+                if bool(torch.isfinite(last).any()):
+                    out[r] = last
         return out

@@ -16,9 +16,9 @@ def ids(text: str) -> list[int]:
     return VOCAB.encode(text)
 
 
-def allowed(before: str) -> set[str]:
+def allowed(before: str, cut: bool = False) -> set[str]:
     logp = torch.zeros(1, len(VOCAB))
-    out = RULE.block(logp, [ids(before)], [ART])[0]
+    out = RULE.block(logp, [ids(before)], [ART], cut)[0]
     return {"<eos>" if t == EOS else VOCAB.surface(t)
             for t in range(len(VOCAB)) if out[t] > float("-inf") and (t == EOS or t > 3)}
 
@@ -35,6 +35,12 @@ def test_a_number_starts_only_as_an_article_number_does():
 
 def test_an_unfinished_number_must_go_on_with_its_next_digit():
     assert allowed("增长10") == {"0"}  # 10 is not an article number: only 100 can follow
+
+
+def test_at_the_length_limit_a_digit_must_finish_an_article_number():
+    assert {c for c in allowed("超", cut=True) if c.isdigit()} == set()  # 5 is not 5000
+    assert allowed("增长10", cut=True) == {"0"}  # 100 is the article's
+    assert {c for c in allowed("超500", cut=True) if c.isdigit()} == {"0"}
 
 
 def test_a_finished_number_may_end_or_grow_into_a_longer_one():

@@ -105,24 +105,29 @@ def test_a_seq2bf_headline_cut_with_both_sides_open_ends_on_finished_words() -> 
     assert done_end[0, 5] == -0.1
 
 
-@pytest.mark.parametrize("model", ["headline_generator", "constrained_headline_generator"])
+# Without the cut rule, these limits ended the shipped models' headlines for this article
+# inside a copied word: "Scientists in Sev", "Scientists in Sevast", "Scientists to trans stim".
+LONG_WORDS = ("Scientists in Sevastopol reported on Monday that a transcranial stimulation "
+              "treatment reduced migraine attacks in a trial of 120 patients. The therapeutic "
+              "effect lasted three months, the researchers said.")
+
+
+@pytest.mark.parametrize(("model", "max_target"), [
+    ("headline_generator", 5), ("headline_generator", 6),
+    ("constrained_headline_generator", 4)])
 def test_the_shipped_english_models_cut_at_their_length_limit_end_on_whole_words(
-        model: str) -> None:
+        model: str, max_target: int) -> None:
     from nlp_models.headline.predictor import HeadlinePredictor
     from training.headline.quality import words
     from training.repository import shipped
 
-    pairs = [json.loads(line) for line in
-             (REPO_ROOT / "tests" / "data" / "headline_en_sample.jsonl").read_text().splitlines()]
     predictor = HeadlinePredictor.load(shipped(model, "headline_en.pt"))
-    predictor.model.cfg.max_target = 7  # every headline is cut, most inside a word
-    articles = [p["article"] for p in pairs[:6]]
-    outputs = (predictor.headlines(articles) if model == "headline_generator" else
-               predictor.constrained(articles, [p["phrase"] for p in pairs[:6]]))
-    for article, out in zip(articles, outputs, strict=True):
-        headline, art = out.candidates[0][0], predictor.words.article(article, [])
-        unfinished = [w for w in words(headline, "en") if not predictor.words.complete(w, art)]
-        assert not unfinished, (headline, unfinished)
+    predictor.model.cfg.max_target = max_target  # cut every hypothesis this short
+    (out,) = (predictor.headlines([LONG_WORDS]) if model == "headline_generator" else
+              predictor.constrained([LONG_WORDS], ["Scientists"]))
+    headline, art = out.candidates[0][0], predictor.words.article(LONG_WORDS, [])
+    unfinished = [w for w in words(headline, "en") if not predictor.words.complete(w, art)]
+    assert not unfinished, (headline, unfinished)
 
 
 @pytest.mark.parametrize("model", ["headline_generator", "constrained_headline_generator"])
