@@ -3,9 +3,11 @@
 A subword decoder can glue pieces into words that exist nowhere ("AOLels": the copied
 "AOL" plus a generated "els"). This rule, applied inside the beam search of the full
 generator, lets a hypothesis grow only while every finished word is a known word and the
-unfinished last word is the beginning of one. Known words are the lower-cased rouge-score
-tokens (runs of a-z and 0-9, the unit of `quality.degenerate`) of the training articles
-and headlines, stored with the checkpoint, plus the words of the article being read;
+unfinished last word is the beginning of one (and a hypothesis cut at the length limit ends
+on a finished word). Known words are the lower-cased rouge-score tokens (runs of a-z and
+0-9, the unit of `quality.degenerate`) of the training articles and headlines, stored with
+the checkpoint (the shipped lists keep those seen ten times or more: rarer ones are often
+pieces of broken words), plus the words of the article being read;
 numbers pass ("1987", "4th", "1990s"; "10-year" is "10" and "year"); a clitic ('s, 'd, 't,
 ...) must end a word, not stand after a space (`STRAY_CLITIC`). With `whole_headline` a
 headline also ends only after its third word and never repeats a word of three or more
