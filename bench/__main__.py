@@ -2,6 +2,7 @@
 
     python -m bench pos [--tweets 2000] [--skip-pipeline]
     python -m bench pos-peer [--data FILE --tagset ptb|ark|universal ...] [--repeats 3]
+                             [--model CKPT]
     python -m bench hashtag [--posts 1000] [--beam 4] [--skip-pipeline]
     python -m bench headline [--articles 30] [--words 400] [--skip-pipeline]
     python -m bench headline-api [--requests 32] [--words 400] [--articles 8]
@@ -35,6 +36,8 @@ def main() -> None:
     p_peer.add_argument("--repeats", type=int, default=3, help="timed passes per tagger")
     p_peer.add_argument("--ark-decoder", default="greedy", choices=["greedy", "viterbi"],
                         help="RunTagger's default: greedy")
+    p_peer.add_argument("--model", metavar="CHECKPOINT",
+                        help="our tagger's checkpoint, e.g. runs/<run>/best.pt (default: shipped)")
     p_tag = sub.add_parser("hashtag", help="POS + hashtags: in process vs Triton vs pipeline")
     p_tag.add_argument("--posts", type=int, default=1000)
     p_tag.add_argument("--beam", type=int, default=4, help="serving beam (Triton config: 4)")
@@ -88,7 +91,7 @@ def main() -> None:
             parser.error("give one --tagset per --data file")
         datasets = list(zip(args.data, args.tagset, strict=True)) or None
         try:
-            result = run_peer(datasets, args.repeats, args.ark_decoder)
+            result = run_peer(datasets, args.repeats, args.ark_decoder, args.model)
         except DeployError as exc:  # no Java / Maven / Maven Central: say so, no traceback
             raise SystemExit(f"python -m bench pos-peer: {exc}") from None
         print(json.dumps(result, indent=2))

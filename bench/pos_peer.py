@@ -225,7 +225,8 @@ def time_ours(predictor, sentences: list[list[str]], repeats: int,
 
 
 def run(datasets: list[tuple[str, str]] | None = None, repeats: int = 3,
-        decoder: str = "greedy") -> dict:
+        decoder: str = "greedy", model: str | None = None) -> dict:
+    """``model``: our tagger's checkpoint (default: the shipped one)."""
     import torch
 
     from deploy import ark
@@ -256,7 +257,7 @@ def run(datasets: list[tuple[str, str]] | None = None, repeats: int = 3,
 
     resolve_clusters(settings)  # our shipped model reads the ARK clusters too
     torch.set_num_threads(1)
-    checkpoint = shipped_checkpoint()
+    checkpoint = model or shipped_checkpoint()
     predictor = PosPredictor(checkpoint)
 
     rows, jvm = [], {"runs": 0, "wall_s": 0.0, "load_model_s": 0.0, "cold_pass_s": 0.0,
