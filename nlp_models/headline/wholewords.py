@@ -10,9 +10,10 @@ the checkpoint (the shipped lists keep those seen ten times or more: rarer ones 
 pieces of broken words), plus the words of the article being read;
 numbers pass ("1987", "4th", "1990s"; "10-year" is "10" and "year"); a clitic ('s, 'd, 't,
 ...) must end a word, not stand after a space (`STRAY_CLITIC`). With `whole_headline` a
-headline also ends only after its third word and never repeats a word of three or more
-letters: `quality.degenerate`'s other two conditions (Seq2BF: on both sides; its headline
-ends when the second of its sides ends).
+headline also ends only after its third word, never repeats a word of three or more
+letters and never writes a whitespace token twice in a row, edge punctuation aside ("a a a",
+"PS. PS.": run-ons of press-release headlines): `quality.degenerate`'s other two conditions
+(Seq2BF: on both sides; its headline ends when the second of its sides ends).
 
 Glued tokens (full and constrained headlines): known words can still be glued into a token
 that exists nowhere ("suggests's", "research-beam", "SEC.S.", "Center'surgery", "DIone":
@@ -155,6 +156,16 @@ def _articles_token(token: str, growing: str, art: ArticleWords) -> bool:
     return i < len(art.whole_tokens) and art.whole_tokens[i] == key
 
 
+def _same_as_neighbour(tokens: Sequence[str], k: int, front: bool) -> bool:
+    """Whether finished token k has the same core as the finished token before it (after
+    it, growing leftwards): "a a", "PS. PS.", words too short for the no-repeat rule."""
+    j = k + 1 if front else k - 1
+    if not 0 <= j < len(tokens):
+        return False
+    core = token_core(tokens[k]).lower()
+    return bool(core) and core == token_core(tokens[j]).lower()
+
+
 def _name_like(word: str, index: int) -> bool:
     return any(c.isdigit() for c in word) or (
         word[0].isupper() and (index > 0 or len(word) == 1 or word.isupper()))
@@ -226,7 +237,7 @@ class WholeWords:
         finished glued token is an article token or shaped like an abbreviation or number
         compound; an open one can still become one (an article token starts with it, or,
         growing leftwards, ends with it). A finished token has plain edges or is an article
-        token (module doc)."""
+        token (module doc), and with `whole_headline` is not its neighbour again."""
         old, new = before.split(), after.split()
         edge = 0 if front else -1
         open_edge = not ended and bool(after) and not after[edge].isspace()
@@ -238,6 +249,8 @@ class WholeWords:
             if not plain_edges(new[k], growing) and not _articles_token(new[k], growing, art):
                 return False
             core = token_core(new[k])
+            if self.whole_headline and not still_open and _same_as_neighbour(new, k, front):
+                return False
             if not glued(core) or shaped(core):
                 continue
             key = core.lower()

@@ -209,6 +209,19 @@ def test_a_full_headline_ends_after_three_words_and_repeats_none() -> None:
     assert RULE.allows("AOL", "AOL", True, ART)  # off unless asked for (tests of other rules)
 
 
+def test_a_word_is_never_written_twice_in_a_row() -> None:
+    """Even short ones: "a a a a", "AT AT AT", "PS. PS." ended run-on headlines."""
+    rule = WholeWords(CityPieces(), ["sales", "up", "a", "in", "boston"], whole_headline=True)
+    art = rule.article("Sales were up in Boston", [])
+    assert rule.allows(" Sales up", " Sales up up", False, art)          # may still grow: "upon"
+    assert not rule.allows(" Sales up up", " Sales up up in", False, art)  # finished: twice
+    assert not rule.allows(" Sales in a", " Sales in a a", True, art)
+    assert not rule.allows(" Sales up. Up.", " Sales up. Up. in", False, art)  # edges aside
+    assert rule.allows(" Sales up in a", " Sales up in a", True, art)
+    assert rule.allows_before(" up in Boston", "Up up in Boston", False, art)  # open: "cUp"
+    assert not rule.allows_before("Up up in Boston", " Up up in Boston", False, art)
+
+
 def test_a_seq2bf_headline_ends_after_three_words_when_its_second_side_ends() -> None:
     rule = WholeWords(CityPieces(), ["drugs", "rise", "to", "in", "boston"], whole_headline=True)
     art = rule.article("Drugs rise in Boston", [])
