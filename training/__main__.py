@@ -320,13 +320,14 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(evaluate(args.data, args.tagset, args.model, args.raw)))
     elif args.command == "baseline" and args.task == "hashtag":
         from training.hashtag.baseline import evaluate_baseline as hashtag_baseline
-        from training.hashtag.baseline import evaluate_prior, training_pairs
+        from training.hashtag.baseline import evaluate_oracle, evaluate_prior, training_pairs
 
         train = training_pairs(args.lang, {"train_files": args.train_file or [],
                                            "dev_ood_file": args.dev_ood_file,
                                            "max_per_target": args.max_per_target})
         print(json.dumps({"ext_tfidf": hashtag_baseline(args.data, args.lang, train),
-                          "most_frequent": evaluate_prior(args.data, args.lang, train)},
+                          "most_frequent": evaluate_prior(args.data, args.lang, train),
+                          "post_oracle": evaluate_oracle(args.data, args.lang)},
                          ensure_ascii=False))
     elif args.command == "baseline":
         from training.pos.baseline import evaluate_baseline

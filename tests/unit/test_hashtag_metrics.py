@@ -174,3 +174,19 @@ def test_predictions_file_has_one_json_line_per_post(tmp_path):
     assert rows == [{"text": "boston strong today", "references": ["BostonStrong"],
                      "generated": ["bostonstrong", "love"]},
                     {"text": "新冠 疫情", "references": ["疫情"], "generated": []}]
+
+
+def test_the_post_oracle_takes_the_post_candidate_that_best_matches_the_reference(tmp_path):
+    from training.hashtag.baseline import evaluate_oracle
+
+    test = write_jsonl(tmp_path / "test.jsonl", [
+        # candidates: boston, marathon, finish, line and the adjacent pairs of them
+        {"text": "the boston marathon finish line", "hashtags": ["BostonMarathon"]},
+        {"text": "a sunny day at the beach", "hashtags": ["tbt"]},  # nothing to take
+        {"text": "so so", "hashtags": ["love"]},  # no candidate at all
+    ])
+    result = evaluate_oracle(test, "en")
+    # post 1: "boston marathon" is the reference (F 1.0; "boston" alone has F 2/3)
+    assert result["rouge1"] == pytest.approx(1 / 3, abs=1e-4)
+    assert result["rouge2"] == pytest.approx(1 / 3, abs=1e-4)
+    assert result["posts"] == 3 and result["posts_with_overlap"] == pytest.approx(1 / 3, abs=1e-4)

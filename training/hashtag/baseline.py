@@ -1,6 +1,8 @@
 """Baselines: the paper's extractive Ext.TFIDF (one hashtag glued from the post's top
-keywords), and the prior (the training set's most frequent hashtags, the same for every
-post: what a generator that ignores the post would learn).
+keywords), the prior (the training set's most frequent hashtags, the same for every
+post: what a generator that ignores the post would learn), and the post oracle (the one
+candidate hashtag of the post, `post_candidates`, that best matches the reference: an upper
+bound for any method that returns one hashtag taken from the post).
 
 "We extract 3 keywords for WHG (2 keywords for THG) ... and concatenate them following the
 tokens' order in the text." Document frequencies come from the language's train split (or,
@@ -24,9 +26,9 @@ from pathlib import Path
 
 import jieba
 
-from nlp_models.hashtag.text import join_words, split_hashtag
+from nlp_models.hashtag.text import join_words, post_candidates, split_hashtag
 from training.hashtag.data import Pair
-from training.hashtag.metrics import hashtag_key, score
+from training.hashtag.metrics import ROUGE_TYPES, hashtag_key, make_scorer, score, sequence_text
 from training.hashtag.train import load_data
 
 KEYWORDS = {"en": 2, "zh": 3}  # the paper: about the number of words in one hashtag
@@ -135,3 +137,27 @@ def evaluate_prior(data_path: str, lang: str, train: list[Pair]) -> dict:
     metrics = score([top[:1]] * len(references), [top] * len(references), references, lang)
     return {**metrics, "model": "most_frequent", "hashtags": [join_words(w, lang) for w in top]}
 
+
+
+def evaluate_oracle(data_path: str, lang: str) -> dict:
+    """Score the post oracle: per post, the candidate of `post_candidates` (a content word,
+    or two adjacent ones joined) with the highest ROUGE-1 F against the reference; no
+    candidate scores 0. Mean ROUGE F (0..1, as `score`) of those choices and the share of
+    posts where some candidate overlaps the reference at all."""
+    scorer = make_scorer(lang)
+    totals = dict.fromkeys(ROUGE_TYPES, 0.0)
+    posts = overlap = 0
+    for post in read_jsonl(data_path):
+        posts += 1
+        reference = sequence_text([split_hashtag(tag, lang) for tag in post["hashtags"]])
+        scores = [scorer.score(reference, sequence_text([c]))
+                  for c in post_candidates(post["text"], lang)]
+        if not scores:
+            continue
+        best = max(scores, key=lambda s: s["rouge1"].fmeasure)
+        overlap += best["rouge1"].fmeasure > 0
+        for name in ROUGE_TYPES:
+            totals[name] += best[name].fmeasure
+    return {**{name: round(t / max(posts, 1), 4) for name, t in totals.items()},
+            "posts": posts, "posts_with_overlap": round(overlap / max(posts, 1), 4),
+            "model": "post_oracle"}
