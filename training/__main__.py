@@ -1,6 +1,7 @@
 """Training CLI: train, evaluate and publish the pipeline's models.
 
     python -m training train pos --config training/configs/pos_dcnn.toml [--quick] [--resume]
+        [--init CHECKPOINT] [--seed N]
     python -m training data hashtag --out DIR [--lang en zh]
     python -m training data pos --out data/pos --ewt UD_English-EWT --gum UD_English-GUM
     python -m training data headline-sina --sina SINA_CHECKOUT --out data/headline
@@ -17,7 +18,6 @@
     python -m training baseline pos --data FILE.conll --tagset ptb|ark
     python -m training inspect pos [--model PATH]
     python -m training embeddings pos [--out runs/embeddings/tweets_w2v200.npz] [--dim 200]
-    python -m training soup pos --checkpoint A.pt --checkpoint B.pt [...] --out SOUP.pt
     python -m training train headline --config training/configs/headline_en.toml
         [--variant xl-cc|pointer-generator|transformer] [--smooth-alpha A]
     python -m training train constrained-headline --config training/configs/headline_en.toml
@@ -85,6 +85,8 @@ def main(argv: list[str] | None = None) -> None:
                          help="hashtag: wall-clock cap (overrides the config's max_minutes)")
     p_train.add_argument("--quick", action="store_true", help="about one minute, for smoke tests")
     p_train.add_argument("--resume", action="store_true", help="continue from runs/<name>/last.pt")
+    p_train.add_argument("--seed", type=int,
+                         help="pos: override the config's seed (run name gets _seedN)")
     p_train.add_argument("--init", metavar="CHECKPOINT",
                          help="headlines, pos: fine-tune this checkpoint (its architecture, "
                               "weights and vocabulary) instead of training from scratch")
@@ -244,13 +246,6 @@ def main(argv: list[str] | None = None) -> None:
     p_tune.add_argument("--posts", type=int, default=1000, help="first N posts of each file")
     p_tune.add_argument("--threads", type=int, default=2, help="torch threads")
 
-    p_soup = sub.add_parser("soup", help="pos: average fine-tunes of one checkpoint (greedy "
-                            "model soup, selected on dev)")
-    p_soup.add_argument("task", choices=["pos"])
-    p_soup.add_argument("--checkpoint", action="append", required=True,
-                        help="a fine-tune's best.pt (repeat; all from one `train pos --init`)")
-    p_soup.add_argument("--out", required=True, help="e.g. runs/<soup>/best.pt")
-
     p_emb = sub.add_parser("embeddings", help="pos: word2vec on unlabeled tweets (gensim)")
     p_emb.add_argument("task", choices=["pos"])
     p_emb.add_argument("--out", default=str(REPO_ROOT / "runs" / "embeddings" /
@@ -299,15 +294,11 @@ def main(argv: list[str] | None = None) -> None:
                       data={"train_files": args.train_file, "dev_ood_file": args.dev_ood_file,
                             "max_per_target": args.max_per_target},
                       max_minutes=args.max_minutes)
-    elif args.command == "soup":
-        from training.pos.soup import main as soup
-
-        soup(args.checkpoint, args.out)
     elif args.command == "train":
         from training.pos.train import train
 
         train(args.config, quick=args.quick, resume=args.resume, out_dir=args.out,
-              epochs=args.epochs, init=args.init)
+              epochs=args.epochs, init=args.init, seed=args.seed)
     elif args.command == "evaluate" and args.task == "hashtag":
         from training.hashtag.evaluate import evaluate as evaluate_hashtag
 

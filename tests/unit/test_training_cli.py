@@ -37,12 +37,15 @@ def test_evaluate_prints_accuracy_of_the_shipped_model_as_last_json_line(conll, 
 
 
 @pytest.mark.skipif(not (SHARED / "pos").is_dir(), reason="shared POS datasets not present")
-@pytest.mark.parametrize("name", ["pos_dcnn", "pos_dcnn_clusters"])
-def test_quick_training_produces_a_checkpoint_that_evaluates(tmp_path, name):
-    """pos_dcnn_clusters reads the ARK cluster file that set-up resolved (deploy.local prepare)."""
+@pytest.mark.parametrize(("name", "seed", "run"), [("pos_dcnn", "7", "pos_dcnn_seed7_quick"),
+                                                   ("pos_dcnn_clusters", None,
+                                                    "pos_dcnn_clusters_quick")])
+def test_quick_training_produces_a_checkpoint_that_evaluates(tmp_path, name, seed, run):
+    """pos_dcnn_clusters reads the ARK cluster file that set-up resolved (deploy.local prepare);
+    --seed names the run after its seed, so runs differing only in seed sit side by side."""
     run_cli("train", "pos", "--config", f"training/configs/{name}.toml", "--quick",
-            "--out", str(tmp_path))
-    checkpoint = tmp_path / f"{name}_quick" / "best.pt"
+            "--out", str(tmp_path), *(("--seed", seed) if seed else ()))
+    checkpoint = tmp_path / run / "best.pt"
     assert checkpoint.stat().st_size < 20 * 2**20
     result = last_json(run_cli("evaluate", "pos", "--data", str(DATA / "daily547_first60.conll"),
                                "--tagset", "ark", "--model", str(checkpoint)).stdout)

@@ -177,8 +177,11 @@ def warm_start(path: str) -> tuple[Tagger, Vocabularies]:
 
 
 def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: str | None = None,
-          epochs: int | None = None, init: str | None = None):
+          epochs: int | None = None, init: str | None = None, seed: int | None = None):
     cfg = load_config(config_path)
+    if seed is not None:  # runs that differ only in seed, side by side
+        cfg["name"] += f"_seed{seed}"
+        cfg["train"]["seed"] = seed
     if not init and "model" not in cfg:
         raise SystemExit(f"{config_path} has no [model] table: it continues a checkpoint, "
                          "give --init CHECKPOINT")
