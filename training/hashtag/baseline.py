@@ -138,7 +138,6 @@ def evaluate_prior(data_path: str, lang: str, train: list[Pair]) -> dict:
     return {**metrics, "model": "most_frequent", "hashtags": [join_words(w, lang) for w in top]}
 
 
-
 def evaluate_oracle(data_path: str, lang: str) -> dict:
     """Score the post oracle: per post, the candidate of `post_candidates` (a content word,
     or two adjacent ones joined) with the highest ROUGE-1 F against the reference; no
