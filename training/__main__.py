@@ -244,6 +244,10 @@ def main(argv: list[str] | None = None) -> None:
                         help="the beam's longest hypothesis in tokens (default: the model's "
                              "max_target)")
     p_tune.add_argument("--posts", type=int, default=1000, help="first N posts of each file")
+    p_tune.add_argument("--held-out", metavar="FILE",
+                        help="English: the --dev file from held-out sources, on which the "
+                        "keyword and generator scores are calibrated (default: the "
+                        "checkpoint's dev_ood_file)")
     p_tune.add_argument("--threads", type=int, default=2, help="torch threads")
 
     p_emb = sub.add_parser("embeddings", help="pos: word2vec on unlabeled tweets (gensim)")
@@ -335,7 +339,8 @@ def main(argv: list[str] | None = None) -> None:
         from training.hashtag.tune import tune
 
         print(json.dumps(tune(args.checkpoint, args.dev, args.out, args.beam, args.n_best,
-                              args.posts, args.threads, args.max_len), ensure_ascii=False))
+                              args.posts, args.threads, args.max_len, args.held_out),
+                         ensure_ascii=False))
     elif args.command == "embeddings":
         from training.pos.embeddings import train_embeddings
 

@@ -37,9 +37,22 @@ offered: a cut count
 ("全国累计确诊91例新") would otherwise fill a slot of a short post whose own words score below
 the threshold, and be shown.
 
-λ, `known_words`, `post_candidates`, `max_len` and the served threshold `min_score`
-(hashtags of a sequence scoring below it are not shown) are chosen on dev sets and stored
-in the checkpoint's meta by `python -m training tune hashtag`.
+Keywords and calibration (English, meta `keywords` and `calibration`). On feeds the model
+never saw, the post's words are more often the users' hashtags than its generated topics, and
+its probability of a post word is a poor guide to which word a person would tag. With a
+keyword model (keywords.py) the post candidates are ranked by it instead of by SegTrm, and
+both kinds are put on one scale, the log-odds that the hashtag is one of the users':
+
+    generated:  a_g * (log p(y | post) - λ log p(y | empty post)) / length penalty + b_g
+    post word:  a_p * log P_keyword(y is a hashtag of the post) + b_p
+
+with (a_g, b_g, a_p, b_p) fitted by logistic regression on the held-out-source dev set, so a
+favourite only wins where the model's confidence has been right on posts of a source it never
+trained on.
+
+λ, `known_words`, `post_candidates`, `max_len`, the keyword model, the calibration and the
+served threshold `min_score` (hashtags of a sequence scoring below it are not shown) are
+chosen on dev sets and stored in the checkpoint's meta by `python -m training tune hashtag`.
 """
 
 from __future__ import annotations
@@ -57,6 +70,7 @@ from nlp_models.hashtag.decode import (
     encode_posts,
     sequence_log_probs,
 )
+from nlp_models.hashtag.keywords import KeywordModel
 from nlp_models.hashtag.model import PostStates, SegTrm, SegTrmConfig, encode_sources
 from nlp_models.hashtag.text import (
     SEPARATOR,
@@ -97,10 +111,12 @@ class Generated:
 
 @dataclass
 class Candidate:
-    """A beam hypothesis with log p(y | empty post) (`prior`; 0 when not computed)."""
+    """A beam hypothesis with log p(y | empty post) (`prior`; 0 when not computed), or a post
+    candidate with its keyword log-probability (`keyword`; then `hyp` only holds its tokens)."""
 
     hyp: Hypothesis
     prior: float
+    keyword: float | None = None
 
     def score(self, weight: float) -> float:
         return self.hyp.logprob - weight * self.prior
@@ -108,6 +124,22 @@ class Candidate:
     def rank_key(self, weight: float) -> tuple[bool, float]:
         """As the beam ranks: ended hypotheses first, then by length-normalised score."""
         return self.hyp.finished, self.score(weight) / self.hyp.length_penalty()
+
+
+@dataclass
+class Calibration:
+    """Log-odds of being right from a generated hypothesis' rank score or a post candidate's
+    keyword log-probability (module doc). The identity until `tune` fits it."""
+
+    generated: tuple[float, float] = (1.0, 0.0)
+    post: tuple[float, float] = (1.0, 0.0)
+
+    def log_odds(self, candidate: Candidate, weight: float) -> float:
+        if candidate.keyword is not None:
+            (a, b), x = self.post, candidate.keyword
+        else:
+            (a, b), x = self.generated, candidate.rank_key(weight)[1]
+        return a * x + b
 
 
 def save_checkpoint(path: str | Path, model: SegTrm, vocab: Vocab, lang: str, meta: dict) -> None:
@@ -138,6 +170,10 @@ class HashtagPredictor:
         # English checkpoints tuned with known words offer the post's words too.
         self.offer_post_words: bool = (self.meta.get("post_candidates", False)
                                        or self.known is not None)
+        keywords = self.meta.get("keywords")
+        self.keywords = KeywordModel.from_state(keywords) if keywords else None
+        self.calibration = Calibration(**{k: tuple(v) for k, v in
+                                          self.meta.get("calibration", {}).items()})
         self._prior: dict[tuple[int, ...], float] = {}  # PRIOR_CACHE
 
     def generate(self, texts: list[str], beam: int = 4, n_best: int = 1,
@@ -165,12 +201,17 @@ class HashtagPredictor:
             hyps = [[h for h in post if h.finished and h.tokens] for post in hyps]
             if self.known is not None:
                 hyps = self._whole_words(hyps, chunk)
+            chunk_found = [[Candidate(h, 0.0) for h in post] for post in hyps]
             if self.offer_post_words:
-                hyps = self._with_post_candidates(hyps, chunk, posts)
-            flat = [h for post in hyps for h in post]
-            prior = iter(self._empty_post_log_probs([h.tokens for h in flat])
-                         if with_prior else [0.0] * len(flat))
-            found += [[Candidate(h, next(prior)) for h in post] for post in hyps]
+                for post, offered in zip(chunk_found, self._post_candidates(chunk, posts),
+                                         strict=True):
+                    post += offered
+            if with_prior:
+                scored = [c for post in chunk_found for c in post if c.keyword is None]
+                priors = self._empty_post_log_probs([c.hyp.tokens for c in scored])
+                for c, prior in zip(scored, priors, strict=True):
+                    c.prior = prior
+            found += chunk_found
             cut += truncated.tolist()
         return found, cut
 
@@ -185,21 +226,27 @@ class HashtagPredictor:
                 for w in self.vocab.decode_words(h.tokens))])
         return kept
 
-    def _with_post_candidates(self, hyps: list[list[Hypothesis]], texts: list[str],
-                              posts: PostStates) -> list[list[Hypothesis]]:
-        """Per post: its hypotheses, then one per content word (and pair of adjacent content
-        words) of the post, scored by the model (module doc). A candidate with a token the
-        vocabulary lacks is not offered: it could not be written back."""
-        kept = [list(post) for post in hyps]
-        rows = [(i, tokens) for i, text in enumerate(texts)
+    def _post_candidates(self, texts: list[str], posts: PostStates) -> list[list[Candidate]]:
+        """Per post: one candidate per content word (and pair of adjacent content words) of
+        the post, scored by the keyword model if there is one, else by SegTrm (module doc).
+        A candidate with a token the vocabulary lacks is not offered: it could not be
+        written back."""
+        rows = [(i, words, tokens) for i, text in enumerate(texts)
                 for words in post_candidates(text, self.lang)
                 if UNK not in (tokens := self.vocab.encode_words(words)[: self.cfg.max_target - 1])]
-        if rows:
-            source_of = torch.tensor([i for i, _ in rows])
-            logp = sequence_log_probs(self.model, posts, [t for _, t in rows], source_of)
-            for (i, tokens), lp in zip(rows, logp.tolist(), strict=True):
-                kept[i].append(Hypothesis(tokens, lp, True, LENGTH_PENALTY))
-        return kept
+        offered: list[list[Candidate]] = [[] for _ in texts]
+        if self.keywords is not None:
+            for i, text in enumerate(texts):
+                mine = [(words, tokens) for j, words, tokens in rows if j == i]
+                logp = self.keywords.log_probs([words for words, _ in mine], text)
+                offered[i] = [Candidate(Hypothesis(tokens, 0.0, True, LENGTH_PENALTY), 0.0, lp)
+                              for (_, tokens), lp in zip(mine, logp, strict=True)]
+        elif rows:
+            source_of = torch.tensor([i for i, _, _ in rows])
+            logp = sequence_log_probs(self.model, posts, [t for _, _, t in rows], source_of)
+            for (i, _, tokens), lp in zip(rows, logp.tolist(), strict=True):
+                offered[i].append(Candidate(Hypothesis(tokens, lp, True, LENGTH_PENALTY), 0.0))
+        return offered
 
     def _empty_post_log_probs(self, sequences: list[list[int]]) -> list[float]:
         """log p(sequence | empty post) per sequence, from the cache where known."""
@@ -220,14 +267,19 @@ class HashtagPredictor:
         """One post's output: its candidates ranked with prior weight `weight`, those with a
         blocklisted hashtag left out before the n_best are taken (so a blocked favourite
         makes room for the next candidate rather than leaving the post empty)."""
-        ranked = sorted(candidates, key=lambda c: c.rank_key(weight), reverse=True)
+        if self.keywords is not None:
+            ranked = sorted(((self.calibration.log_odds(c, weight), c) for c in candidates),
+                            key=lambda sc: sc[0], reverse=True)
+        else:
+            ranked = [(c.score(weight), c) for c in
+                      sorted(candidates, key=lambda c: c.rank_key(weight), reverse=True)]
         sequences, blocked = [], set()
-        for c in ranked:
+        for score, c in ranked:
             tags = split_generated(self.vocab.decode_words(c.hyp.tokens))
             hit = self.blocked_in(tags)
             blocked |= hit
             if not hit and len(sequences) < n_best:
-                sequences.append((tags, c.score(weight)))
+                sequences.append((tags, score))
         seen: dict[str, tuple[list[str], float]] = {}
         for tags, score in sequences:
             for words in tags:

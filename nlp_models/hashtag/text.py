@@ -124,10 +124,15 @@ def normalize_hashtag(tag: str) -> str:
     return "".join(c for c in tag.lower() if not c.isspace() and c != SEPARATOR)
 
 
-def _post_tokens(text: str) -> list[str]:
-    """The lower-case letter/digit runs of an English post in text order, placeholders
+def written_words(text: str) -> list[str]:
+    """The letter/digit runs of an English post in text order, as written, placeholders
     (<url>, @user) left out."""
-    return _POST_WORD.findall(text.replace("<url>", " ").replace("@user", " ").lower())
+    return _POST_WORD.findall(text.replace("<url>", " ").replace("@user", " "))
+
+
+def _post_tokens(text: str) -> list[str]:
+    """written_words, lower-cased."""
+    return [w.lower() for w in written_words(text)]
 
 
 def post_words(text: str) -> set[str]:

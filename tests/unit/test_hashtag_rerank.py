@@ -186,15 +186,16 @@ def test_whole_words_drop_made_up_words_and_offer_the_post_s_content_words(tmp_p
     words = [["boston", "strong"], ["bostonon"], ["love", "#", "marathon"], ["yyc"]]
     hyps = [[Hypothesis(predictor.vocab.encode_words(w), -1.0, True, 0.6) for w in words]]
     posts = encode_posts(predictor.model, ids, segs)
-    kept = predictor._with_post_candidates(predictor._whole_words(hyps, [text]), [text],
-                                          posts)[0]
-    as_words = [predictor.vocab.decode_words(h.tokens) for h in kept]
+    kept = predictor._whole_words(hyps, [text])[0]
+    offered = predictor._post_candidates([text], posts)[0]
+    as_words = [predictor.vocab.decode_words(h.tokens)
+                for h in kept + [c.hyp for c in offered]]
     # known or post words survive; a glued non-word and an unknown word do not; then the
     # post's content words and adjacent pairs of them ("is on" are function words), each
     # scored by the model
     assert as_words == [["boston", "strong"], ["love", "#", "marathon"], ["boston"],
                         ["marathon"], ["today"], ["boston", "marathon"]]
-    assert all(h.logprob < 0 for h in kept[2:])
+    assert all(c.hyp.logprob < 0 and c.keyword is None for c in offered)
 
 
 def test_whole_words_are_off_without_a_word_list(tmp_path):

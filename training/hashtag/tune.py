@@ -21,6 +21,13 @@ the same hypotheses.
   on the Chinese test set). If no λ of the grid gets there, the λ with the lowest worst
   `top_share`. A model that shows its favourite for one post in twenty is not collapsed;
   beyond that, the dev sets decide.
+- keywords and calibration (English): a keyword model trained on the checkpoint's training
+  pairs (training/hashtag/keywords.py) ranks the post's words, and for every λ of the grid the
+  four numbers that put generated and post candidates on one scale (predictor module doc) are
+  fitted by logistic regression on the held-out-source dev set (`held_out`, by default the
+  checkpoint's `dev_ood_file`; label: the candidate shares a word with the users' hashtags,
+  ROUGE-1 > 0). That set stands for feeds the model never saw: there a favourite has to
+  earn its place; the in-distribution dev set still votes in the choice of λ.
 - threshold (`min_score`): the served hashtags are those of the `n_best` best sequences
   (the served model's `n_best`, 3), each with its sequence's score, shown only when the
   score reaches the threshold. Chosen to maximise the micro-F1 of the shown hashtags against
@@ -40,12 +47,13 @@ from pathlib import Path
 
 import torch
 
-from nlp_models.hashtag.predictor import Candidate, Generated, HashtagPredictor
-from nlp_models.hashtag.text import SEPARATOR, target_words
+from nlp_models.hashtag.predictor import Calibration, Candidate, Generated, HashtagPredictor
+from nlp_models.hashtag.text import SEPARATOR, split_generated, split_hashtag, target_words
 from training.hashtag.data import Pair, read_pairs
 from training.hashtag.evaluate import load_predictor
-from training.hashtag.metrics import gold_keys, hashtag_key, rouge
-from training.hashtag.train import load_data
+from training.hashtag.keywords import train_keywords
+from training.hashtag.metrics import gold_keys, hashtag_key, make_scorer, rouge, sequence_text
+from training.hashtag.train import data_path, load_data
 from training.provenance import RUN_RECORD, read_run
 
 GRID = tuple(round(0.1 * i, 1) for i in range(16))  # λ = 0.0, 0.1, ..., 1.5
@@ -53,34 +61,52 @@ MAX_TOP_SHARE = 0.05
 
 
 def tune(checkpoint: str, dev_files: list[str], out: str, beam: int = 4, n_best: int = 3,
-         posts: int = 1000, threads: int = 2, max_len: int | None = None) -> dict:
+         posts: int = 1000, threads: int = 2, max_len: int | None = None,
+         held_out: str | None = None) -> dict:
     predictor = load_predictor(checkpoint, None, threads)
     predictor.max_len = max_len or predictor.cfg.max_target
-    known = known_words(predictor) if predictor.lang == "en" else []
+    train = training_pairs(predictor)
+    known = known_words(train, predictor.lang) if predictor.lang == "en" else []
     predictor.known = frozenset(known) if known else None
     predictor.offer_post_words = True
+    if predictor.lang == "en":
+        predictor.keywords = train_keywords(train)
+        held_out = held_out_set(held_out or predictor.meta.get("data", {}).get("dev_ood_file"),
+                                dev_files)
     sets = {name: read_pairs(name)[:posts] for name in dev_files}
     found = {name: _decode(predictor, pairs, beam) for name, pairs in sets.items()}
-    grid = [_at_weight(predictor, found, sets, w) for w in GRID]
+    labels = (right_candidates(predictor, found[held_out], sets[held_out])
+              if predictor.keywords is not None else [])
+    grid, calibrations = [], {}
+    for w in GRID:
+        if predictor.keywords is not None:
+            calibrations[w] = predictor.calibration = fit_calibration(found[held_out], labels, w)
+        grid.append(_at_weight(predictor, found, sets, w))
     weight = choose_weight(grid)
+    predictor.calibration = calibrations.get(weight, Calibration())
     outputs = {name: [predictor.result(c, weight, n_best, False) for c in cands]
                for name, cands in found.items()}
     threshold = choose_threshold([o for name in sets for o in outputs[name]],
                                  [p.hashtags for name in sets for p in sets[name]],
                                  predictor.lang)
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    keywords = ({"keywords": predictor.keywords.to_state(),
+                 "calibration": vars(predictor.calibration)}
+                if predictor.keywords is not None else {})
     state["meta"] = {**state.get("meta", {}), "prior_weight": weight,
                      "min_score": threshold["min_score"], "known_words": known,
-                     "post_candidates": True, "max_len": predictor.max_len,
+                     "post_candidates": True, "max_len": predictor.max_len, **keywords,
                      "tuning": {"dev": dev_files, "posts": posts, "beam": beam,
                                 "n_best": n_best, "max_len": predictor.max_len,
+                                "held_out": held_out,
                                 "command": "python -m training " + " ".join(sys.argv[1:])}}
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     torch.save(state, out)
     carry_provenance(Path(checkpoint), Path(out))
     return {"out": out, "prior_weight": weight, "min_score": threshold["min_score"],
-            "max_len": predictor.max_len, "known_words": len(known), "threshold": threshold,
-            "grid": grid}
+            "max_len": predictor.max_len, "known_words": len(known),
+            "calibration": vars(predictor.calibration) if keywords else None,
+            "threshold": threshold, "grid": grid}
 
 
 def carry_provenance(checkpoint: Path, out: Path) -> None:
@@ -99,11 +125,64 @@ def carry_provenance(checkpoint: Path, out: Path) -> None:
         target.write_text(json.dumps(run, indent=1) + "\n")
 
 
-def known_words(predictor: HashtagPredictor) -> list[str]:
-    """Sorted words of the training hashtags of the checkpoint (module doc)."""
-    train = load_data(predictor.lang, {}, predictor.meta.get("data", {}), quick=False)[0]
-    return sorted({w for p in train for w in target_words(p.hashtags, predictor.lang)
-                   if w != SEPARATOR})
+def training_pairs(predictor: HashtagPredictor) -> list[Pair]:
+    """The checkpoint's training pairs: the shared split, its extra files, without the
+    held-out sources."""
+    return load_data(predictor.lang, {}, predictor.meta.get("data", {}), quick=False)[0]
+
+
+def known_words(train: list[Pair], lang: str) -> list[str]:
+    """Sorted words of the training hashtags (module doc)."""
+    return sorted({w for p in train for w in target_words(p.hashtags, lang) if w != SEPARATOR})
+
+
+def held_out_set(held_out: str | None, dev_files: list[str]) -> str:
+    """The --dev file that is the held-out-source set, found by path."""
+    if held_out is None:
+        raise SystemExit("name the held-out-source dev set (--held-out FILE): the checkpoint "
+                         "records no dev_ood_file")
+    for name in dev_files:
+        if data_path(name).resolve() == data_path(held_out).resolve():
+            return name
+    raise SystemExit(f"the held-out-source set {held_out} must be one of the --dev files")
+
+
+def right_candidates(predictor: HashtagPredictor, found: list[list[Candidate]],
+                     pairs: list[Pair]) -> list[list[bool]]:
+    """Per post, per candidate: does it share a word with the users' hashtags (ROUGE-1 > 0)."""
+    scorer = make_scorer(predictor.lang)
+    labels = []
+    for candidates, pair in zip(found, pairs, strict=True):
+        reference = sequence_text([split_hashtag(t, predictor.lang) for t in pair.hashtags])
+        labels.append([scorer.score(reference, sequence_text(split_generated(
+            predictor.vocab.decode_words(c.hyp.tokens))))["rouge1"].fmeasure > 0
+            for c in candidates])
+    return labels
+
+
+def fit_calibration(found: list[list[Candidate]], labels: list[list[bool]],
+                    weight: float) -> Calibration:
+    """Logistic regression of `labels` on the candidates' scores at prior weight `weight`:
+    one slope and intercept for generated hypotheses, one for post candidates."""
+    rows, y = [], []
+    for candidates, right in zip(found, labels, strict=True):
+        for c, hit in zip(candidates, right, strict=True):
+            x = c.rank_key(weight)[1] if c.keyword is None else c.keyword
+            rows.append([0.0, 0.0, x, 1.0] if c.keyword is not None else [x, 1.0, 0.0, 0.0])
+            y.append(float(hit))
+    x_t, y_t = torch.tensor(rows), torch.tensor(y)
+    w = torch.zeros(4, requires_grad=True)
+    optimizer = torch.optim.LBFGS([w], max_iter=200)
+
+    def loss() -> torch.Tensor:
+        optimizer.zero_grad()
+        value = torch.nn.functional.binary_cross_entropy_with_logits(x_t @ w, y_t)
+        value.backward()
+        return value
+
+    optimizer.step(loss)
+    a_g, b_g, a_p, b_p = (round(v, 4) for v in w.detach().tolist())
+    return Calibration(generated=(a_g, b_g), post=(a_p, b_p))
 
 
 def _decode(predictor: HashtagPredictor, pairs: list[Pair], beam: int) -> list[list[Candidate]]:
