@@ -245,7 +245,7 @@ def main(argv: list[str] | None = None) -> None:
                              "max_target)")
     p_tune.add_argument("--posts", type=int, default=1000, help="first N posts of each file")
     p_tune.add_argument("--held-out", metavar="FILE",
-                        help="English: the --dev file from held-out sources, on which the "
+                        help="the --dev file from held-out sources, on which the "
                         "keyword and generator scores are calibrated (default: the "
                         "checkpoint's dev_ood_file)")
     p_tune.add_argument("--threads", type=int, default=2, help="torch threads")

@@ -4,14 +4,14 @@ On feeds the generator never saw, its topical tags are rarely the users' (2009 f
 hashtags with our training sources), while the post's own words often are: a perfect picker of
 one word of the post would score three times the served generator (docs/models/hashtag.md,
 "the post oracle"). SegTrm's probability of a post word says little about whether a person
-would tag it, so the post's candidates (text.post_candidates: a content word, or two adjacent
-ones joined) are scored by what keyword extractors look at, learned on the training posts
-(training/hashtag/keywords.py): eight features per candidate (`FEATURES`) and a two-layer
-perceptron giving log P(the candidate is one of the post's hashtags).
+would tag it, so the post's candidates (text.post_candidate_words: a content word, or two
+adjacent ones joined) are scored by what keyword extractors look at, learned on the training
+posts (training/hashtag/keywords.py): eight features per candidate (`FEATURES`) and a
+two-layer perceptron giving log P(the candidate is one of the post's hashtags).
 
+Words are English letter/digit runs, or jieba words in Chinese (where `cased` is always 0).
 The statistics (document and hashtag counts of the training posts) travel with the weights in
-the checkpoint's meta, so serving computes exactly the features training saw. English only:
-the features read English word shapes (capitals, letter runs).
+the checkpoint's meta, so serving computes exactly the features training saw.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from nlp_models.hashtag.text import normalize_hashtag, written_words
+from nlp_models.hashtag.text import normalize_hashtag, split_hashtag, written_words, zh_tokens
 
 FEATURES = (
     "idf",  # mean log(posts / (1 + posts containing the word)) over the candidate's words
@@ -45,6 +45,13 @@ class KeywordStats:
     df: dict[str, int]  # word -> training posts containing it
     tag_words: dict[str, int]  # word -> occurrences in training hashtags
     tags: dict[str, int]  # normalized hashtag -> occurrences
+    lang: str = "en"  # (the English file of hashtag_generator 9 predates Chinese keywords)
+
+
+def hashtag_words(tag: str, lang: str) -> list[str]:
+    """A hashtag's words as the features count them: English as split for scoring, Chinese
+    as jieba words (scoring splits Chinese into characters)."""
+    return zh_tokens(tag) if lang == "zh" else split_hashtag(tag, lang)
 
 
 @dataclass
@@ -56,7 +63,10 @@ class PostText:
     lowercase: set[str]
 
     @classmethod
-    def read(cls, text: str) -> PostText:
+    def read(cls, text: str, lang: str) -> PostText:
+        if lang == "zh":
+            tokens = zh_tokens(text)
+            return cls(tokens, set(tokens))
         raw = written_words(text)
         return cls([t.lower() for t in raw], {t for t in raw if t == t.lower()})
 
@@ -102,7 +112,7 @@ class KeywordModel(torch.nn.Module):
         """log P(hashtag) of each candidate (a list of words) of the post `text`."""
         if not candidates:
             return []
-        post = PostText.read(text)
+        post = PostText.read(text, self.stats.lang)
         x = torch.tensor([features(words, post, self.stats) for words in candidates])
         return torch.nn.functional.logsigmoid(self(x)).tolist()
 

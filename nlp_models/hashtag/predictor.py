@@ -74,9 +74,10 @@ from nlp_models.hashtag.keywords import KeywordModel
 from nlp_models.hashtag.model import PostStates, SegTrm, SegTrmConfig, encode_sources
 from nlp_models.hashtag.text import (
     SEPARATOR,
+    as_hashtag,
     join_words,
     normalize_hashtag,
-    post_candidates,
+    post_candidate_words,
     post_words,
     split_generated,
 )
@@ -232,8 +233,9 @@ class HashtagPredictor:
         A candidate with a token the vocabulary lacks is not offered: it could not be
         written back."""
         rows = [(i, words, tokens) for i, text in enumerate(texts)
-                for words in post_candidates(text, self.lang)
-                if UNK not in (tokens := self.vocab.encode_words(words)[: self.cfg.max_target - 1])]
+                for words in post_candidate_words(text, self.lang)
+                if UNK not in (tokens := self.vocab.encode_words(
+                    as_hashtag(words, self.lang))[: self.cfg.max_target - 1])]
         offered: list[list[Candidate]] = [[] for _ in texts]
         if self.keywords is not None:
             for i, text in enumerate(texts):

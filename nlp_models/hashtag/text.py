@@ -148,13 +148,25 @@ def post_candidates(text: str, lang: str = "en") -> list[list[str]]:
     #油价下调), the way people join names and phrases into a tag. English content words have
     at least 3 characters, are not all digits and not a function word; Chinese ones are jieba
     words of at least 2 characters with a CJK character or a letter, not a function word."""
-    seen, content = (_zh_tokens(text), _zh_content) if lang == "zh" else (_post_tokens(text),
+    return [as_hashtag(words, lang) for words in post_candidate_words(text, lang)]
+
+
+def as_hashtag(words: list[str], lang: str) -> list[str]:
+    """The words of the post joined as one hashtag, as the model writes it: a Chinese
+    hashtag's words are its characters."""
+    return list("".join(words)) if lang == "zh" else words
+
+
+def post_candidate_words(text: str, lang: str = "en") -> list[list[str]]:
+    """post_candidates as the one or two words of the post each joins (Chinese: jieba
+    words, joined at most ZH_MAX_CANDIDATE characters long)."""
+    seen, content = (zh_tokens(text), _zh_content) if lang == "zh" else (_post_tokens(text),
                                                                           _en_content)
     singles = [[w] for w in dict.fromkeys(seen) if content(w)]
     adjacent = dict.fromkeys(zip(seen, seen[1:], strict=False))
     pairs = [[a, b] for a, b in adjacent if content(a) and content(b)]
-    if lang == "zh":  # a Chinese hashtag's words are its characters
-        return [list("".join(words)) for words in singles + pairs
+    if lang == "zh":
+        return [words for words in singles + pairs
                 if len("".join(words)) <= ZH_MAX_CANDIDATE]
     return singles + pairs
 
@@ -180,7 +192,7 @@ _ZH_CONTENT = re.compile(r"[\u4e00-\u9fffA-Za-z]")
 _ZH_MARKUP = re.compile(r"<url>|@user|\[[^\[\]]{1,8}\]")
 
 
-def _zh_tokens(text: str) -> list[str]:
+def zh_tokens(text: str) -> list[str]:
     """The jieba tokens of a Chinese post in text order, lower-cased, markup left out."""
     import jieba  # only Chinese posts pay for loading its dictionary
 

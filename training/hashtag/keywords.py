@@ -1,14 +1,14 @@
 """Train the keyword model (nlp_models/hashtag/keywords.py) on the training posts.
 
-Every post candidate (text.post_candidates) of every training post is one example; its label
+Every post candidate (text.post_candidate_words) of every training post is one example; its label
 is its ROUGE-1 F against the post's hashtags (the issue's measure; most are 0), and the model
 is fitted with binary cross-entropy on those soft labels, so its output is a probability
 that can be compared across posts and with the generator's (tune.py calibrates both). The
 features of a training post leave its own hashtags and its own document count out, as a new
 post's would.
 
-Called by `python -m training tune hashtag` for English checkpoints: about three minutes for
-the 66,942 training pairs of the served model on two idle cores.
+Called by `python -m training tune hashtag`: about three minutes for the 66,942 English
+training pairs of the served model on two idle cores.
 """
 
 from __future__ import annotations
@@ -19,8 +19,14 @@ from collections import Counter
 
 import torch
 
-from nlp_models.hashtag.keywords import KeywordModel, KeywordStats, PostText, features
-from nlp_models.hashtag.text import normalize_hashtag, post_candidates, split_hashtag
+from nlp_models.hashtag.keywords import (
+    KeywordModel,
+    KeywordStats,
+    PostText,
+    features,
+    hashtag_words,
+)
+from nlp_models.hashtag.text import normalize_hashtag, post_candidate_words, split_hashtag
 from training.hashtag.data import Pair
 from training.hashtag.metrics import make_scorer, sequence_text
 
@@ -29,39 +35,35 @@ BATCH = 2048
 LR = 0.01
 
 
-def collect_stats(pairs: list[Pair]) -> KeywordStats:
+def collect_stats(pairs: list[Pair], lang: str) -> KeywordStats:
     df: Counter = Counter()
     tag_words: Counter = Counter()
     tags: Counter = Counter()
     for pair in pairs:
-        df.update(set(PostText.read(pair.text).tokens))
+        df.update(set(PostText.read(pair.text, lang).tokens))
         for tag in pair.hashtags:
-            words = split_hashtag(tag, "en")
+            words = hashtag_words(tag, lang)
             tag_words.update(words)
             tags[normalize_hashtag("".join(words))] += 1
-    return KeywordStats(len(pairs), dict(df), dict(tag_words), dict(tags))
+    return KeywordStats(len(pairs), dict(df), dict(tag_words), dict(tags), lang)
 
 
 def examples(pairs: list[Pair], stats: KeywordStats) -> tuple[torch.Tensor, torch.Tensor]:
     """(features, labels) of every candidate of every post (module doc)."""
-    scorer = make_scorer("en")
+    lang = stats.lang
+    scorer = make_scorer(lang)
     rows: list[list[float]] = []
     labels: list[float] = []
     start = time.time()
     for n, pair in enumerate(pairs, 1):
-        refs = [split_hashtag(t, "en") for t in pair.hashtags]
-        own_words = Counter(w for words in refs for w in words)
-        own_tags = Counter(normalize_hashtag("".join(words)) for words in refs)
-        reference = sequence_text(refs)
-        prefixes = {w[:3] for w in own_words}
-        post = PostText.read(pair.text)
-        for words in post_candidates(pair.text, "en"):
+        own = [hashtag_words(t, lang) for t in pair.hashtags]
+        own_words = Counter(w for words in own for w in words)
+        own_tags = Counter(normalize_hashtag("".join(words)) for words in own)
+        reference = sequence_text([split_hashtag(t, lang) for t in pair.hashtags])
+        post = PostText.read(pair.text, lang)
+        for words in post_candidate_words(pair.text, lang):
             rows.append(features(words, post, stats, own_words, own_tags, own_post=True))
-            # ROUGE matches stems; no stem match is possible without a shared 3-letter
-            # prefix, and skipping the scorer there saves most of the time
-            overlap = any(w[:3] in prefixes for w in words)
-            labels.append(scorer.score(reference, sequence_text([words]))["rouge1"].fmeasure
-                          if overlap else 0.0)
+            labels.append(candidate_rouge1(scorer, reference, words, lang))
         if n % 10_000 == 0 or n == len(pairs):
             print(f"\rkeywords: {n}/{len(pairs)} posts, {len(rows)} candidates, "
                   f"{time.time() - start:.0f} s", end="", file=sys.stderr, flush=True)
@@ -69,10 +71,23 @@ def examples(pairs: list[Pair], stats: KeywordStats) -> tuple[torch.Tensor, torc
     return torch.tensor(rows), torch.tensor(labels)
 
 
-def train_keywords(pairs: list[Pair], seed: int = 0, epochs: int = EPOCHS,
+def candidate_rouge1(scorer, reference: str, words: list[str], lang: str) -> float:
+    """ROUGE-1 F of one candidate against the reference sequence. English ROUGE matches
+    stems, and no stem match is possible without a shared 3-letter prefix; Chinese matches
+    characters. Skipping the scorer where nothing can match saves most of the time."""
+    if lang == "zh":
+        chars = list("".join(words))
+        return (scorer.score(reference, sequence_text([chars]))["rouge1"].fmeasure
+                if set(chars) & set(reference) else 0.0)
+    if not any(w[:3] in reference for w in words):
+        return 0.0
+    return scorer.score(reference, sequence_text([words]))["rouge1"].fmeasure
+
+
+def train_keywords(pairs: list[Pair], lang: str, seed: int = 0, epochs: int = EPOCHS,
                    batch: int = BATCH) -> KeywordModel:
     """A keyword model fitted on `pairs` (the checkpoint's training pairs)."""
-    stats = collect_stats(pairs)
+    stats = collect_stats(pairs, lang)
     x, y = examples(pairs, stats)
     torch.manual_seed(seed)
     model = KeywordModel(stats)

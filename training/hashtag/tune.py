@@ -21,13 +21,14 @@ the same hypotheses.
   on the Chinese test set). If no λ of the grid gets there, the λ with the lowest worst
   `top_share`. A model that shows its favourite for one post in twenty is not collapsed;
   beyond that, the dev sets decide.
-- keywords and calibration (English): a keyword model trained on the checkpoint's training
+- keywords and calibration: a keyword model trained on the checkpoint's training
   pairs (training/hashtag/keywords.py) ranks the post's words, and for every λ of the grid the
   four numbers that put generated and post candidates on one scale (predictor module doc) are
   fitted by logistic regression on the held-out-source dev set (`held_out`, by default the
-  checkpoint's `dev_ood_file`; label: the candidate shares a word with the users' hashtags,
-  ROUGE-1 > 0). That set stands for feeds the model never saw: there a favourite has to
-  earn its place; the in-distribution dev set still votes in the choice of λ.
+  checkpoint's `dev_ood_file`; soft labels: each candidate's ROUGE-1 F against the users'
+  hashtags, as the keyword model's). That set stands for feeds the model never saw: there a
+  favourite has to earn its place; the in-distribution dev set still votes in the choice
+  of λ.
 - threshold (`min_score`): the served hashtags are those of the `n_best` best sequences
   (the served model's `n_best`, 3), each with its sequence's score, shown only when the
   score reaches the threshold. Chosen to maximise the micro-F1 of the shown hashtags against
@@ -69,30 +70,26 @@ def tune(checkpoint: str, dev_files: list[str], out: str, beam: int = 4, n_best:
     known = known_words(train, predictor.lang) if predictor.lang == "en" else []
     predictor.known = frozenset(known) if known else None
     predictor.offer_post_words = True
-    if predictor.lang == "en":
-        predictor.keywords = train_keywords(train)
-        held_out = held_out_set(held_out or predictor.meta.get("data", {}).get("dev_ood_file"),
-                                dev_files)
+    predictor.keywords = train_keywords(train, predictor.lang)
+    held_out = held_out_set(held_out or predictor.meta.get("data", {}).get("dev_ood_file"),
+                            dev_files)
     sets = {name: read_pairs(name)[:posts] for name in dev_files}
     found = {name: _decode(predictor, pairs, beam) for name, pairs in sets.items()}
-    labels = (right_candidates(predictor, found[held_out], sets[held_out])
-              if predictor.keywords is not None else [])
+    labels = candidate_scores(predictor, found[held_out], sets[held_out])
     grid, calibrations = [], {}
     for w in GRID:
-        if predictor.keywords is not None:
-            calibrations[w] = predictor.calibration = fit_calibration(found[held_out], labels, w)
+        calibrations[w] = predictor.calibration = fit_calibration(found[held_out], labels, w)
         grid.append(_at_weight(predictor, found, sets, w))
     weight = choose_weight(grid)
-    predictor.calibration = calibrations.get(weight, Calibration())
+    predictor.calibration = calibrations[weight]
     outputs = {name: [predictor.result(c, weight, n_best, False) for c in cands]
                for name, cands in found.items()}
     threshold = choose_threshold([o for name in sets for o in outputs[name]],
                                  [p.hashtags for name in sets for p in sets[name]],
                                  predictor.lang)
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
-    keywords = ({"keywords": predictor.keywords.to_state(),
-                 "calibration": vars(predictor.calibration)}
-                if predictor.keywords is not None else {})
+    keywords = {"keywords": predictor.keywords.to_state(),
+                "calibration": vars(predictor.calibration)}
     state["meta"] = {**state.get("meta", {}), "prior_weight": weight,
                      "min_score": threshold["min_score"], "known_words": known,
                      "post_candidates": True, "max_len": predictor.max_len, **keywords,
@@ -105,7 +102,7 @@ def tune(checkpoint: str, dev_files: list[str], out: str, beam: int = 4, n_best:
     carry_provenance(Path(checkpoint), Path(out))
     return {"out": out, "prior_weight": weight, "min_score": threshold["min_score"],
             "max_len": predictor.max_len, "known_words": len(known),
-            "calibration": vars(predictor.calibration) if keywords else None,
+            "calibration": vars(predictor.calibration),
             "threshold": threshold, "grid": grid}
 
 
@@ -147,29 +144,30 @@ def held_out_set(held_out: str | None, dev_files: list[str]) -> str:
     raise SystemExit(f"the held-out-source set {held_out} must be one of the --dev files")
 
 
-def right_candidates(predictor: HashtagPredictor, found: list[list[Candidate]],
-                     pairs: list[Pair]) -> list[list[bool]]:
-    """Per post, per candidate: does it share a word with the users' hashtags (ROUGE-1 > 0)."""
+def candidate_scores(predictor: HashtagPredictor, found: list[list[Candidate]],
+                     pairs: list[Pair]) -> list[list[float]]:
+    """Per post, per candidate: its ROUGE-1 F against the users' hashtags."""
     scorer = make_scorer(predictor.lang)
     labels = []
     for candidates, pair in zip(found, pairs, strict=True):
         reference = sequence_text([split_hashtag(t, predictor.lang) for t in pair.hashtags])
         labels.append([scorer.score(reference, sequence_text(split_generated(
-            predictor.vocab.decode_words(c.hyp.tokens))))["rouge1"].fmeasure > 0
+            predictor.vocab.decode_words(c.hyp.tokens))))["rouge1"].fmeasure
             for c in candidates])
     return labels
 
 
-def fit_calibration(found: list[list[Candidate]], labels: list[list[bool]],
+def fit_calibration(found: list[list[Candidate]], labels: list[list[float]],
                     weight: float) -> Calibration:
-    """Logistic regression of `labels` on the candidates' scores at prior weight `weight`:
-    one slope and intercept for generated hypotheses, one for post candidates."""
+    """Logistic regression of the soft `labels` (ROUGE-1 F) on the candidates' scores at
+    prior weight `weight`: one slope and intercept for generated hypotheses, one for post
+    candidates."""
     rows, y = [], []
-    for candidates, right in zip(found, labels, strict=True):
-        for c, hit in zip(candidates, right, strict=True):
+    for candidates, scores in zip(found, labels, strict=True):
+        for c, label in zip(candidates, scores, strict=True):
             x = c.rank_key(weight)[1] if c.keyword is None else c.keyword
             rows.append([0.0, 0.0, x, 1.0] if c.keyword is not None else [x, 1.0, 0.0, 0.0])
-            y.append(float(hit))
+            y.append(label)
     x_t, y_t = torch.tensor(rows), torch.tensor(y)
     w = torch.zeros(4, requires_grad=True)
     optimizer = torch.optim.LBFGS([w], max_iter=200)
