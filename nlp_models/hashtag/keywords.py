@@ -45,7 +45,7 @@ class KeywordStats:
     df: dict[str, int]  # word -> training posts containing it
     tag_words: dict[str, int]  # word -> occurrences in training hashtags
     tags: dict[str, int]  # normalized hashtag -> occurrences
-    lang: str = "en"  # (the English file of hashtag_generator 9 predates Chinese keywords)
+    lang: str
 
 
 def hashtag_words(tag: str, lang: str) -> list[str]:
