@@ -108,7 +108,7 @@ def test_with_a_keyword_model_the_post_s_words_are_ranked_by_it(tmp_path, monkey
     from tests.unit.test_hashtag_rerank import english_predictor
 
     predictor: HashtagPredictor = english_predictor(tmp_path, known=["love"])
-    stats = KeywordStats(posts=10, df={}, tag_words={}, tags={})
+    stats = KeywordStats(posts=10, df={}, tag_words={}, tags={}, lang="en")
     predictor.keywords = KeywordModel(stats)
     # the keyword model's logit is the word length: the longest word is the likeliest
     monkeypatch.setattr(KeywordModel, "forward", lambda self, x: x[:, FEATURES.index("chars")])
