@@ -141,6 +141,15 @@ def test_the_threshold_is_per_hashtag_so_a_post_keeps_its_confident_ones():
     assert chosen["min_score"] == 4.0 and chosen["posts_shown"] == pytest.approx(2 / 3, abs=1e-4)
 
 
+def test_a_hashtag_that_overlaps_the_user_s_earns_part_credit_and_is_shown():
+    # #油价 for #油价下调 earns ROUGE-1 F 0.67 on characters; #天气 earns nothing
+    outputs = [Generated([list("油价")], [(list("油价"), 2.0), (list("天气"), 1.0)], False, "zh")
+               for _ in range(3)]
+    chosen = choose_threshold(outputs, [["油价下调"]] * 3, "zh")
+    assert chosen["min_score"] == 2.0 and chosen["posts_shown"] == 1.0
+    assert chosen["precision"] == pytest.approx(0.6667, abs=1e-4)
+
+
 def test_no_threshold_when_hiding_would_lose_right_hashtags():
     outputs = [out("giants", 5.0), out("tbt", 3.0), out("yankees", 1.0)]
     assert choose_threshold(outputs, [["giants"], ["x"], ["yankees"]], "en")["min_score"] is None
