@@ -157,23 +157,13 @@ def as_hashtag(words: list[str], lang: str) -> list[str]:
     return list("".join(words)) if lang == "zh" else words
 
 
-# Punctuation that ends a phrase: two words on either side of it are not offered as one
-# hashtag ("a mobile workforce? New post" gave #workforcenew).
-_CLAUSE_BREAK = re.compile(r"[.!?;:,()\[\]{}\"“”…|]+")
-
-
 def post_candidate_words(text: str, lang: str = "en") -> list[list[str]]:
     """post_candidates as the one or two words of the post each joins (Chinese: jieba
-    words, joined at most ZH_MAX_CANDIDATE characters long); two words only when nothing
-    but spaces (or a hyphen or apostrophe) stands between them."""
-    if lang == "zh":  # jieba keeps punctuation as tokens, so no pair spans it
-        clauses, content = [zh_tokens(text)], _zh_content
-    else:  # English words are letter runs: split at punctuation first
-        clauses, content = [_post_tokens(c) for c in _CLAUSE_BREAK.split(text)], _en_content
-    seen = [w for clause in clauses for w in clause]
+    words, joined at most ZH_MAX_CANDIDATE characters long)."""
+    seen, content = (zh_tokens(text), _zh_content) if lang == "zh" else (_post_tokens(text),
+                                                                          _en_content)
     singles = [[w] for w in dict.fromkeys(seen) if content(w)]
-    adjacent = dict.fromkeys(pair for clause in clauses
-                             for pair in zip(clause, clause[1:], strict=False))
+    adjacent = dict.fromkeys(zip(seen, seen[1:], strict=False))
     pairs = [[a, b] for a, b in adjacent if content(a) and content(b)]
     if lang == "zh":
         return [words for words in singles + pairs
