@@ -37,7 +37,7 @@ offered: a cut count
 ("全国累计确诊91例新") would otherwise fill a slot of a short post whose own words score below
 the threshold, and be shown.
 
-Keywords and calibration (English, meta `keywords` and `calibration`). On feeds the model
+Keywords and calibration (meta `keywords` and `calibration`, both languages). On feeds the model
 never saw, the post's words are more often the users' hashtags than its generated topics, and
 its probability of a post word is a poor guide to which word a person would tag. With a
 keyword model (keywords.py) the post candidates are ranked by it instead of by SegTrm, and
@@ -238,8 +238,10 @@ class HashtagPredictor:
                     as_hashtag(words, self.lang))[: self.cfg.max_target - 1])]
         offered: list[list[Candidate]] = [[] for _ in texts]
         if self.keywords is not None:
-            for i, text in enumerate(texts):
-                mine = [(words, tokens) for j, words, tokens in rows if j == i]
+            by_post: list[list[tuple[list[str], list[int]]]] = [[] for _ in texts]
+            for i, words, tokens in rows:
+                by_post[i].append((words, tokens))
+            for i, (text, mine) in enumerate(zip(texts, by_post, strict=True)):
                 logp = self.keywords.log_probs([words for words, _ in mine], text)
                 offered[i] = [Candidate(Hypothesis(tokens, 0.0, True, LENGTH_PENALTY), 0.0, lp)
                               for (_, tokens), lp in zip(mine, logp, strict=True)]

@@ -18,7 +18,7 @@ from nlp_models.hashtag.predictor import Calibration, Candidate, HashtagPredicto
 from nlp_models.hashtag.text import post_candidate_words, post_candidates
 from training.hashtag.data import Pair
 from training.hashtag.keywords import collect_stats, train_keywords
-from training.hashtag.tune import fit_calibration
+from training.hashtag.tune import fit_calibration, held_out_set
 
 STATS = KeywordStats(posts=100, df={"the": 90, "rain": 10, "calgary": 2},
                      tag_words={"yyc": 5, "rain": 2}, tags={"yyc": 5, "rain": 2}, lang="en")
@@ -133,3 +133,12 @@ def test_a_chinese_post_s_words_reach_the_keyword_model_as_jieba_words(tmp_path,
     out = predictor.generate(["今天国内油价下调"], beam=2, n_best=20)[0]
     assert ["油价", "下调"] in seen and ["国内"] in seen
     assert "油价下调" in {tag for tag, _ in out.hashtags()}
+
+
+def test_the_held_out_set_must_be_named_and_be_one_of_the_dev_files():
+    dev = ["../shared/data/hashtag/en/dev.jsonl", "data/hashtag/en/dev_ood.jsonl"]
+    assert held_out_set("data/hashtag/en/dev_ood.jsonl", dev) == dev[1]
+    with pytest.raises(SystemExit, match="--held-out"):
+        held_out_set(None, dev)
+    with pytest.raises(SystemExit, match="must be one of the --dev files"):
+        held_out_set("data/hashtag/en/unseen.jsonl", dev)

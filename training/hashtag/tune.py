@@ -69,14 +69,14 @@ def tune(checkpoint: str, dev_files: list[str], out: str, beam: int = 4, n_best:
          posts: int = 1000, threads: int = 2, max_len: int | None = None,
          held_out: str | None = None) -> dict:
     predictor = load_predictor(checkpoint, None, threads)
+    held_out = held_out_set(held_out or predictor.meta.get("data", {}).get("dev_ood_file"),
+                            dev_files)
     predictor.max_len = max_len or predictor.cfg.max_target
     train = training_pairs(predictor)
     known = known_words(train, predictor.lang) if predictor.lang == "en" else []
     predictor.known = frozenset(known) if known else None
     predictor.offer_post_words = True
     predictor.keywords = train_keywords(train, predictor.lang)
-    held_out = held_out_set(held_out or predictor.meta.get("data", {}).get("dev_ood_file"),
-                            dev_files)
     sets = {name: read_pairs(name)[:posts] for name in dev_files}
     found = {name: _decode(predictor, pairs, beam) for name, pairs in sets.items()}
     labels = candidate_scores(predictor, found[held_out], sets[held_out])
