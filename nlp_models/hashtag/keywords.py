@@ -9,20 +9,28 @@ adjacent ones joined) are scored by what keyword extractors look at, learned on 
 posts (training/hashtag/keywords.py): eight features per candidate (`FEATURES`) and a
 two-layer perceptron giving log P(the candidate is one of the post's hashtags).
 
-Words are English letter/digit runs, or jieba words in Chinese (where `cased` is always 0).
-The statistics (document and hashtag counts of the training posts) travel with the weights in
-the checkpoint's meta, so serving computes exactly the features training saw.
+Words are English letter/digit runs, or jieba words in Chinese (where `cased` is always 0),
+cut with the training topics of 2-6 characters added to jieba's dictionary, so that names
+and events people tag stay whole (华晨宇, not 华晨 + 宇). The statistics (document and hashtag
+counts of the training posts, the added topics) travel with the weights in the checkpoint's
+meta, so serving computes exactly the features training saw.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
-from nlp_models.hashtag.text import normalize_hashtag, split_hashtag, written_words, zh_tokens
+from nlp_models.hashtag.text import (
+    normalize_hashtag,
+    split_hashtag,
+    written_words,
+    zh_segmenter,
+    zh_tokens,
+)
 
 FEATURES = (
     "idf",  # mean log(posts / (1 + posts containing the word)) over the candidate's words
@@ -46,12 +54,13 @@ class KeywordStats:
     tag_words: dict[str, int]  # word -> occurrences in training hashtags
     tags: dict[str, int]  # normalized hashtag -> occurrences
     lang: str
+    phrases: list[str] = field(default_factory=list)  # Chinese: added to jieba's dictionary
 
 
-def hashtag_words(tag: str, lang: str) -> list[str]:
+def hashtag_words(tag: str, lang: str, segmenter=None) -> list[str]:
     """A hashtag's words as the features count them: English as split for scoring, Chinese
     as jieba words (scoring splits Chinese into characters)."""
-    return zh_tokens(tag) if lang == "zh" else split_hashtag(tag, lang)
+    return zh_tokens(tag, segmenter) if lang == "zh" else split_hashtag(tag, lang)
 
 
 @dataclass
@@ -63,9 +72,9 @@ class PostText:
     lowercase: set[str]
 
     @classmethod
-    def read(cls, text: str, lang: str) -> PostText:
+    def read(cls, text: str, lang: str, segmenter=None) -> PostText:
         if lang == "zh":
-            tokens = zh_tokens(text)
+            tokens = zh_tokens(text, segmenter)
             return cls(tokens, set(tokens))
         raw = written_words(text)
         return cls([t.lower() for t in raw], {t for t in raw if t == t.lower()})
@@ -98,6 +107,7 @@ class KeywordModel(torch.nn.Module):
     def __init__(self, stats: KeywordStats, hidden: int = 16):
         super().__init__()
         self.stats = stats
+        self.segmenter = zh_segmenter(stats.phrases) if stats.lang == "zh" else None
         self.register_buffer("mean", torch.zeros(len(FEATURES)))
         self.register_buffer("std", torch.ones(len(FEATURES)))
         self.net = torch.nn.Sequential(torch.nn.Linear(len(FEATURES), hidden), torch.nn.Tanh(),
@@ -112,7 +122,7 @@ class KeywordModel(torch.nn.Module):
         """log P(hashtag) of each candidate (a list of words) of the post `text`."""
         if not candidates:
             return []
-        post = PostText.read(text, self.stats.lang)
+        post = PostText.read(text, self.stats.lang, self.segmenter)
         x = torch.tensor([features(words, post, self.stats) for words in candidates])
         return torch.nn.functional.logsigmoid(self(x)).tolist()
 

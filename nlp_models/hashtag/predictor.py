@@ -232,8 +232,9 @@ class HashtagPredictor:
         the post, scored by the keyword model if there is one, else by SegTrm (module doc).
         A candidate with a token the vocabulary lacks is not offered: it could not be
         written back."""
+        segmenter = self.keywords.segmenter if self.keywords is not None else None
         rows = [(i, words, tokens) for i, text in enumerate(texts)
-                for words in post_candidate_words(text, self.lang)
+                for words in post_candidate_words(text, self.lang, segmenter)
                 if UNK not in (tokens := self.vocab.encode_words(
                     as_hashtag(words, self.lang))[: self.cfg.max_target - 1])]
         offered: list[list[Candidate]] = [[] for _ in texts]

@@ -14,7 +14,7 @@ characters is the usual choice for Chinese.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 SEPARATOR = "#"  # the word between two hashtags of a target sequence
@@ -141,14 +141,14 @@ def post_words(text: str) -> set[str]:
     return set(_post_tokens(text))
 
 
-def post_candidates(text: str, lang: str = "en") -> list[list[str]]:
+def post_candidates(text: str, lang: str = "en", segmenter=None) -> list[list[str]]:
     """Hashtags to offer straight from a post, each as its list of words (Chinese: of
     characters), in text order: every content word on its own, then every two adjacent
     content words as one hashtag ("boston marathon" -> #bostonmarathon, 油价 + 下调 ->
     #油价下调), the way people join names and phrases into a tag. English content words have
     at least 3 characters, are not all digits and not a function word; Chinese ones are jieba
     words of at least 2 characters with a CJK character or a letter, not a function word."""
-    return [as_hashtag(words, lang) for words in post_candidate_words(text, lang)]
+    return [as_hashtag(words, lang) for words in post_candidate_words(text, lang, segmenter)]
 
 
 def as_hashtag(words: list[str], lang: str) -> list[str]:
@@ -157,11 +157,12 @@ def as_hashtag(words: list[str], lang: str) -> list[str]:
     return list("".join(words)) if lang == "zh" else words
 
 
-def post_candidate_words(text: str, lang: str = "en") -> list[list[str]]:
+def post_candidate_words(text: str, lang: str = "en", segmenter=None) -> list[list[str]]:
     """post_candidates as the one or two words of the post each joins (Chinese: jieba
-    words, joined at most ZH_MAX_CANDIDATE characters long)."""
-    seen, content = (zh_tokens(text), _zh_content) if lang == "zh" else (_post_tokens(text),
-                                                                          _en_content)
+    words, from `segmenter` if given (zh_segmenter), joined at most ZH_MAX_CANDIDATE
+    characters long)."""
+    seen, content = ((zh_tokens(text, segmenter), _zh_content) if lang == "zh"
+                     else (_post_tokens(text), _en_content))
     singles = [[w] for w in dict.fromkeys(seen) if content(w)]
     adjacent = dict.fromkeys(zip(seen, seen[1:], strict=False))
     pairs = [[a, b] for a, b in adjacent if content(a) and content(b)]
@@ -192,9 +193,26 @@ _ZH_CONTENT = re.compile(r"[\u4e00-\u9fffA-Za-z]")
 _ZH_MARKUP = re.compile(r"<url>|@user|\[[^\[\]]{1,8}\]")
 
 
-def zh_tokens(text: str) -> list[str]:
-    """The jieba tokens of a Chinese post in text order, lower-cased, markup left out."""
+def zh_tokens(text: str, segmenter=None) -> list[str]:
+    """The jieba tokens of a Chinese post in text order, lower-cased, markup left out; cut by
+    `segmenter` (zh_segmenter) or jieba's default dictionary."""
     import jieba  # only Chinese posts pay for loading its dictionary
 
     jieba.setLogLevel(60)
-    return [w for w in jieba.lcut(_ZH_MARKUP.sub(" ", text).lower()) if not w.isspace()]
+    cut = (segmenter or jieba).lcut
+    return [w for w in cut(_ZH_MARKUP.sub(" ", text).lower()) if not w.isspace()]
+
+
+ZH_PHRASE_FREQ = 1000  # jieba frequency of an added word: enough to keep a name whole
+
+
+def zh_segmenter(phrases: Sequence[str]):
+    """A jieba tokenizer of its own (jieba's default one stays untouched) that keeps
+    `phrases` whole: 华晨宇 rather than 华晨 + 宇."""
+    import jieba
+
+    jieba.setLogLevel(60)
+    segmenter = jieba.Tokenizer()
+    for phrase in phrases:
+        segmenter.add_word(phrase.lower(), freq=ZH_PHRASE_FREQ)
+    return segmenter

@@ -15,7 +15,7 @@ from nlp_models.hashtag.keywords import (
     hashtag_words,
 )
 from nlp_models.hashtag.predictor import Calibration, Candidate, HashtagPredictor
-from nlp_models.hashtag.text import post_candidate_words, post_candidates
+from nlp_models.hashtag.text import post_candidate_words, post_candidates, zh_segmenter, zh_tokens
 from training.hashtag.data import Pair
 from training.hashtag.keywords import collect_stats, train_keywords
 from training.hashtag.tune import fit_calibration, held_out_set
@@ -142,3 +142,14 @@ def test_the_held_out_set_must_be_named_and_be_one_of_the_dev_files():
         held_out_set(None, dev)
     with pytest.raises(SystemExit, match="must be one of the --dev files"):
         held_out_set("data/hashtag/en/unseen.jsonl", dev)
+
+
+def test_chinese_training_topics_stay_whole_and_jieba_s_own_dictionary_is_untouched():
+    assert "华晨宇" not in zh_tokens("华晨宇的高音")  # jieba alone: 华晨 + 宇
+    segmenter = zh_segmenter(["华晨宇"])
+    assert "华晨宇" in zh_tokens("华晨宇的高音", segmenter)
+    assert "华晨宇" not in zh_tokens("华晨宇的高音")
+    pairs = [Pair("华晨宇的高音", ["华晨宇"]), Pair("油价下调", ["油价", "2020高考"])]
+    assert collect_stats(pairs, "zh").phrases == ["华晨宇", "油价"]
+    model = KeywordModel(collect_stats(pairs, "zh"))
+    assert ["华晨宇"] in post_candidate_words("华晨宇的高音", "zh", model.segmenter)

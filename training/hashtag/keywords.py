@@ -13,6 +13,7 @@ training pairs of the served model on two idle cores.
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from collections import Counter
@@ -26,42 +27,55 @@ from nlp_models.hashtag.keywords import (
     features,
     hashtag_words,
 )
-from nlp_models.hashtag.text import normalize_hashtag, post_candidate_words, split_hashtag
+from nlp_models.hashtag.text import (
+    normalize_hashtag,
+    post_candidate_words,
+    split_hashtag,
+    zh_segmenter,
+)
 from training.hashtag.data import Pair
 from training.hashtag.metrics import make_scorer, sequence_text
 
 EPOCHS = 8
+# Chinese training topics kept whole by jieba (keywords.py): 2-6 characters, no digits or
+# letters (4,168 of the served model's topics; measured against none and against those
+# seen twice, docs/models/hashtag.md)
+_ZH_PHRASE = re.compile(r"[\u4e00-\u9fff]{2,6}")
 BATCH = 2048
 LR = 0.01
 
 
 def collect_stats(pairs: list[Pair], lang: str) -> KeywordStats:
+    phrases = sorted({t.lower() for p in pairs for t in p.hashtags if _ZH_PHRASE.fullmatch(t)}
+                     if lang == "zh" else [])
+    segmenter = zh_segmenter(phrases) if lang == "zh" else None
     df: Counter = Counter()
     tag_words: Counter = Counter()
     tags: Counter = Counter()
     for pair in pairs:
-        df.update(set(PostText.read(pair.text, lang).tokens))
+        df.update(set(PostText.read(pair.text, lang, segmenter).tokens))
         for tag in pair.hashtags:
-            words = hashtag_words(tag, lang)
+            words = hashtag_words(tag, lang, segmenter)
             tag_words.update(words)
             tags[normalize_hashtag("".join(words))] += 1
-    return KeywordStats(len(pairs), dict(df), dict(tag_words), dict(tags), lang)
+    return KeywordStats(len(pairs), dict(df), dict(tag_words), dict(tags), lang, phrases)
 
 
 def examples(pairs: list[Pair], stats: KeywordStats) -> tuple[torch.Tensor, torch.Tensor]:
     """(features, labels) of every candidate of every post (module doc)."""
     lang = stats.lang
+    segmenter = zh_segmenter(stats.phrases) if lang == "zh" else None
     scorer = make_scorer(lang)
     rows: list[list[float]] = []
     labels: list[float] = []
     start = time.time()
     for n, pair in enumerate(pairs, 1):
-        own = [hashtag_words(t, lang) for t in pair.hashtags]
+        own = [hashtag_words(t, lang, segmenter) for t in pair.hashtags]
         own_words = Counter(w for words in own for w in words)
         own_tags = Counter(normalize_hashtag("".join(words)) for words in own)
         reference = sequence_text([split_hashtag(t, lang) for t in pair.hashtags])
-        post = PostText.read(pair.text, lang)
-        for words in post_candidate_words(pair.text, lang):
+        post = PostText.read(pair.text, lang, segmenter)
+        for words in post_candidate_words(pair.text, lang, segmenter):
             rows.append(features(words, post, stats, own_words, own_tags, own_post=True))
             labels.append(candidate_rouge1(scorer, reference, words, lang))
         if n % 10_000 == 0 or n == len(pairs):
