@@ -37,12 +37,12 @@ from training.hashtag.data import Pair
 from training.hashtag.metrics import make_scorer, sequence_text
 
 EPOCHS = 8
+BATCH = 2048
+LR = 0.01
 # Chinese training topics kept whole by jieba (keywords.py): 2-6 characters, no digits or
 # letters (4,168 of the served model's topics; measured against none and against those
 # seen twice, docs/models/hashtag.md)
 _ZH_PHRASE = re.compile(r"[\u4e00-\u9fff]{2,6}")
-BATCH = 2048
-LR = 0.01
 
 
 def collect_stats(pairs: list[Pair], lang: str) -> KeywordStats:
@@ -61,10 +61,11 @@ def collect_stats(pairs: list[Pair], lang: str) -> KeywordStats:
     return KeywordStats(len(pairs), dict(df), dict(tag_words), dict(tags), lang, phrases)
 
 
-def examples(pairs: list[Pair], stats: KeywordStats) -> tuple[torch.Tensor, torch.Tensor]:
-    """(features, labels) of every candidate of every post (module doc)."""
+def examples(pairs: list[Pair], stats: KeywordStats,
+             segmenter=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(features, labels) of every candidate of every post (module doc); Chinese posts cut
+    by `segmenter` (the model's, zh_segmenter of `stats.phrases`)."""
     lang = stats.lang
-    segmenter = zh_segmenter(stats.phrases) if lang == "zh" else None
     scorer = make_scorer(lang)
     rows: list[list[float]] = []
     labels: list[float] = []
@@ -102,9 +103,9 @@ def train_keywords(pairs: list[Pair], lang: str, seed: int = 0, epochs: int = EP
                    batch: int = BATCH) -> KeywordModel:
     """A keyword model fitted on `pairs` (the checkpoint's training pairs)."""
     stats = collect_stats(pairs, lang)
-    x, y = examples(pairs, stats)
     torch.manual_seed(seed)
     model = KeywordModel(stats)
+    x, y = examples(pairs, stats, model.segmenter)
     model.mean.copy_(x.mean(0))
     model.std.copy_(x.std(0).clamp_min(1e-6))
     optimizer = torch.optim.Adam(model.net.parameters(), lr=LR)
