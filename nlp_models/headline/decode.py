@@ -22,7 +22,7 @@ import torch
 
 from nlp_models.beam import Hypothesis, beam_search, expand
 from nlp_models.headline.model import HeadlineGenerator
-from nlp_models.headline.numbers import ArticleNumbers, WholeNumbers
+from nlp_models.headline.runs import ArticleRuns, WholeRuns
 from nlp_models.headline.seq2bf import (
     BACKWARD,
     FORWARD,
@@ -198,8 +198,8 @@ class GeneratorSearch(_Search):
 
     def __init__(self, model: HeadlineGenerator, src: torch.Tensor, src_ext: torch.Tensor,
                  n_ext: int, beam: int, min_tokens: int, rule: RepeatRule | None = None,
-                 words: WholeWords | WholeNumbers | None = None,
-                 articles: Sequence[ArticleWords | ArticleNumbers] | None = None):
+                 words: WholeWords | WholeRuns | None = None,
+                 articles: Sequence[ArticleWords | ArticleRuns] | None = None):
         self.model, self.beam, self.n_ext, self.min_tokens = model, beam, n_ext, min_tokens
         self.words = words
         if words is not None and articles is not None:  # one entry per hypothesis row
@@ -377,11 +377,11 @@ class Seq2BFSearch(_Search):
 def generate(model: HeadlineGenerator, src: torch.Tensor, src_ext: torch.Tensor, n_ext: int,
              beam: int = 4, n_best: int = 1, alpha: float = 1.0,
              min_tokens: int = MIN_TOKENS["en"], rule: RepeatRule | None = None,
-             words: WholeWords | WholeNumbers | None = None,
-             articles: Sequence[ArticleWords | ArticleNumbers] | None = None
+             words: WholeWords | WholeRuns | None = None,
+             articles: Sequence[ArticleWords | ArticleRuns] | None = None
              ) -> list[list[Hypothesis]]:
     """``words`` and ``articles`` (one per input): the rule the article sets, whole words
-    (wholewords.py) or whole numbers (numbers.py)."""
+    (wholewords.py) or whole numbers and Latin words (runs.py)."""
     model.eval()
     search = GeneratorSearch(model, src, src_ext, n_ext, beam, min_tokens, rule, words,
                              articles)

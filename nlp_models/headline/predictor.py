@@ -29,7 +29,7 @@ from nlp_models.headline.decode import (
     repeat_rule,
 )
 from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
-from nlp_models.headline.numbers import WholeNumbers
+from nlp_models.headline.runs import WholeRuns
 from nlp_models.headline.seq2bf import STRATEGIES, Seq2BF, Seq2BFConfig
 from nlp_models.headline.vocab import Source, Vocab, from_state, prefixed_source
 from nlp_models.headline.wholewords import WholeWords
@@ -100,14 +100,14 @@ class HeadlinePredictor:
         self.rule = repeat_rule(vocab, lang)  # and what it may not repeat
         # and the rule the article sets: for English, which words it may write and (full
         # headlines) what a name the article lacks costs (wholewords.py; both come with
-        # the checkpoint); for Chinese full headlines, which numbers (numbers.py)
+        # the checkpoint); for Chinese full headlines, which numbers and Latin words (runs.py)
         known = self.meta.get("whole_words")
         penalty = self.meta.get("unsupported_penalty", 0.0) if kind == "generator" else 0.0
-        self.words: WholeWords | WholeNumbers | None = None
+        self.words: WholeWords | WholeRuns | None = None
         if known and lang == "en":
             self.words = WholeWords(vocab, known, penalty, whole_headline=True)
         elif lang == "zh" and kind == "generator":
-            self.words = WholeNumbers(vocab)
+            self.words = WholeRuns(vocab)
 
     def _article_words(self, texts: list[str], sources: list[Source]) -> list | None:
         """The article rule's per-article data (None when there is no rule)."""

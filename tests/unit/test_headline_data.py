@@ -76,3 +76,14 @@ def test_he_input_keeps_the_articles_extended_ids_and_numbers_phrase_only_unknow
     assert he.ext_ids[:4] == [*vocab.encode("丰田"), v + 2, SEP]  # 淼 is the phrase's own
     assert he.ext_ids[4:] == example.source.ext_ids  # the article's ids are unchanged
     assert example.prefixed.target[2:4] == [v + 2, v]  # 淼 and 鑫 can be copied
+
+
+def test_the_sentence_oracle_takes_the_sentence_closest_to_the_reference_in_any_paragraph():
+    from training.headline.evaluate import best_sentence
+
+    article = "Markets fell on Monday.\nToyota recalls 10,000 cars in Japan. Dealers will help."
+    assert best_sentence(Pair(article, "Toyota recalls cars in Japan"), "en") == (
+        "Toyota recalls 10,000 cars in Japan.", 1)
+    assert best_sentence(Pair("股市周一下跌。丰田召回汽车。", "丰田召回一万辆汽车"), "zh") == (
+        "丰田召回汽车。", 1)
+    assert best_sentence(Pair("  ", "anything"), "en") == ("", 0)

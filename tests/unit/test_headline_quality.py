@@ -91,6 +91,15 @@ def test_chinese_degenerate_rules():
     assert degenerate_reasons("会议", ZH_ARTICLE, vocab, "zh") == ["too_short"]
 
 
+def test_a_chinese_headline_s_latin_word_is_a_word_only_as_the_article_or_training_has_it():
+    article = "第十届2018MAMA颁奖礼在香港举行，Music Awards由Mnet主办。"
+    vocab = training_vocabulary(["苹果发布iPhone新品"], "zh")
+    assert degenerate_reasons("2018MAMA在香港举行", article, vocab, "zh") == []
+    assert degenerate_reasons("苹果iPhone在香港举行", article, vocab, "zh") == []
+    assert degenerate_reasons("2018MAMusiards在香港举行", article, vocab,
+                              "zh") == ["unknown_word"]
+
+
 def test_chinese_unsupported_names_and_digits():
     assert unsupported_entities("李克强主持召开国务院常务会议", ZH_ARTICLE, "zh") == []
     assert unsupported_entities("李克强13日在上海部署稳就业", ZH_ARTICLE, "zh") == ["13", "上海"]

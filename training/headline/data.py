@@ -77,14 +77,16 @@ def split_lead(article: str, lang: str) -> tuple[str, str]:
     return lead, text[text.find(lead) + len(lead):].strip() if lead else ""
 
 
+def sentences(article: str, lang: str) -> list[str]:
+    """The article's sentences in order, every paragraph, blank ones left out."""
+    splitter = _ZH_SENTENCE if lang == "zh" else _EN_SENTENCE
+    return [s.strip() for paragraph in article.splitlines()
+            for s in splitter.split(paragraph) if s.strip()]
+
+
 def first_sentence_with(article: str, phrase: str, lang: str) -> str | None:
     """The article's first sentence (any paragraph) containing `phrase`, or None."""
-    splitter = _ZH_SENTENCE if lang == "zh" else _EN_SENTENCE
-    for paragraph in article.splitlines():
-        for sentence in splitter.split(paragraph):
-            if contains_phrase(sentence, phrase, lang):
-                return sentence.strip()
-    return None
+    return next((s for s in sentences(article, lang) if contains_phrase(s, phrase, lang)), None)
 
 
 def lead_gap_pairs(pairs: list[Pair], lang: str, min_words: int = 4) -> list[Pair]:

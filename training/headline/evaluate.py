@@ -3,7 +3,7 @@
     python -m training evaluate headline --data FILE.jsonl [--model PATH] [--beam 4]
     python -m training evaluate constrained-headline --data FILE.jsonl \
         --strategy seq-b|seq-f|tok-b|tok-f [--model PATH] [--beam 3]
-    python -m training baseline headline --data FILE.jsonl        (Lead-1)
+    python -m training baseline headline --data FILE.jsonl        (Lead-1, sentence oracle)
     python -m training baseline constrained-headline --data FILE.jsonl
 
 Without --model the newest shipped version of `headline_generator` (or
@@ -26,8 +26,14 @@ from pathlib import Path
 from nlp_models.headline.predictor import HeadlinePredictor, Headlines
 from nlp_models.headline.wholewords import WholeWords
 from nlp_models.language import resolve_language
-from training.headline.data import Pair, first_sentence_with, read_pairs, split_lead
-from training.headline.metrics import ald, repeated_word_rate, rouge, success_rate
+from training.headline.data import Pair, first_sentence_with, read_pairs, sentences, split_lead
+from training.headline.metrics import (
+    ald,
+    repeated_word_rate,
+    rouge,
+    rouge_per_article,
+    success_rate,
+)
 from training.headline.quality import degenerate_rate, unsupported_rate, vocabulary_from_files
 from training.paths import data_dir
 from training.repository import shipped
@@ -190,7 +196,23 @@ def evaluate_lead(data: str, lang: str | None = None) -> dict:
     if lang == "en":
         result["lead_8_words"] = scores([" ".join(p.article.split()[:LEAD_WORDS])
                                          for p in pairs])
+    best = [best_sentence(p, lang) for p in pairs]
+    result["sentence_oracle"] = {**scores([s for s, _ in best]),
+                                 "first_sentence_share": round(
+                                     sum(i == 0 for _, i in best) / max(len(best), 1), 4)}
     return result
+
+
+def best_sentence(pair: Pair, lang: str) -> tuple[str, int]:
+    """The sentence oracle: the article's sentence with the best ROUGE-L F against the
+    reference, and its position (first best on ties; ("", 0) for a blank article). An upper
+    bound for any method that returns one sentence of the article as it stands."""
+    found = sentences(pair.article, lang)
+    if not found:
+        return "", 0
+    scored = rouge_per_article(found, [pair.headline] * len(found), lang)
+    i = max(range(len(found)), key=lambda j: (scored[j]["rougeL"].fmeasure, -j))
+    return found[i], i
 
 
 def evaluate_phrase_baselines(data: str, lang: str | None = None) -> dict:

@@ -50,7 +50,6 @@ from rouge_score.tokenizers import DefaultTokenizer
 from nlp_models.headline.wholewords import glued, shaped, token_core
 
 _TOK = DefaultTokenizer(use_stemmer=False)
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 _EN_TOKEN = re.compile(r"(?:[A-Za-z]\.){2,}|[A-Za-z0-9]+(?:[,.'\u2019&-][A-Za-z0-9]+)*")
 _STOP = frozenset(
     "a an the of in on at to for and or but nor by with from as is are was were be been "
@@ -106,7 +105,9 @@ def degenerate_reasons(headline: str, article: str, vocab: frozenset[str],
     tokens = words(headline, lang)
     known = set(words(article, lang)) | vocab
     if lang == "zh":
-        unknown = any(_CJK.match(t) and t not in known for t in tokens)
+        # a CJK character, or a run of digits and Latin letters ("2018MAMusiards" glued
+        # from 2018MAMA and Music Awards), that neither the article nor training text has
+        unknown = any(t not in known for t in tokens)
         chars = "".join(c for c in _fold(headline)
                         if not c.isspace() and not unicodedata.category(c).startswith("P"))
         trigrams = Counter(chars[i:i + 3] for i in range(len(chars) - 2))

@@ -68,6 +68,17 @@ def load_pretrained(path: str) -> tuple[list[str], np.ndarray]:
     return load_embeddings(p)
 
 
+def load_train(dc: dict, root: Path) -> list[Sentence]:
+    """The [data] `train` splits. `repeat = {"ritter/train" = 4}` puts a split into every
+    epoch that many times, so a small set weighs more in the shared encoder and its head
+    (docs/models/pos.md, "Ritter's tweets weighed four times")."""
+    repeat = dc.get("repeat", {})
+    if unknown := set(repeat) - set(dc["train"]):
+        raise SystemExit(f"repeat names splits that are not in train: {sorted(unknown)}")
+    return [s for split, head in dc["train"].items()
+            for s in load_split({split: head}, root) * repeat.get(split, 1)]
+
+
 def init_word_embeddings(model: Tagger, vocabs: Vocabularies, words: list[str],
                          vectors: np.ndarray) -> int:
     """Copy pre-trained vectors into the word embedding, scaled to the random rows' unit
@@ -194,7 +205,7 @@ def train(config_path: str, quick: bool = False, resume: bool = False, out_dir: 
     rng = random.Random(tc.get("seed", 1))
 
     root = data_dir() / "pos"
-    train_sents = load_split(dc["train"], root)
+    train_sents = load_train(dc, root)
     newswire = load_split(dc.get("newswire", {}), root)
     dev = {rel: load_split({rel: head}, root) for rel, head in dc["dev"].items()}
     used = [*dc["train"], *dc.get("newswire", {}), *dc["dev"]]

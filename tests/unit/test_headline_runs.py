@@ -1,14 +1,15 @@
-"""The whole-number rule of the Chinese headline generator (nlp_models/headline/numbers.py)."""
+"""The whole-run rule of the Chinese headline generator (nlp_models/headline/runs.py): its
+numbers and Latin words are the article's."""
 
 from __future__ import annotations
 
 import torch
 
-from nlp_models.headline.numbers import WholeNumbers, digit_runs
+from nlp_models.headline.runs import WholeRuns, alnum_runs
 from nlp_models.headline.vocab import EOS, CharVocab
 
 VOCAB = CharVocab(list("0123456789万元超增长"))
-RULE = WholeNumbers(VOCAB)
+RULE = WholeRuns(VOCAB)
 ART = RULE.article("今年增长100万元，2025年超５０００元", [])
 
 
@@ -23,8 +24,8 @@ def allowed(before: str, cut: bool = False) -> set[str]:
             for t in range(len(VOCAB)) if out[t] > float("-inf") and (t == EOS or t > 3)}
 
 
-def test_digit_runs_read_full_width_digits_as_ascii():
-    assert digit_runs("超５０００元, 3.5%") == ["5000", "3", "5"]
+def test_alnum_runs_read_full_width_digits_as_ascii():
+    assert alnum_runs("超５０００元, 3.5%") == ["5000", "3", "5"]
 
 
 def test_a_number_starts_only_as_an_article_number_does():
@@ -74,7 +75,25 @@ def test_the_shipped_chinese_generator_writes_only_article_numbers() -> None:
     from training.repository import shipped
 
     predictor = HeadlinePredictor.load(shipped("headline_generator", "headline_zh.pt"))
-    assert isinstance(predictor.words, WholeNumbers)
+    assert isinstance(predictor.words, WholeRuns)
     for article, out in zip(ARTICLES, predictor.headlines(ARTICLES), strict=True):
         for headline, _ in out.candidates:
-            assert set(digit_runs(headline)) <= set(digit_runs(article)), headline
+            assert set(alnum_runs(headline)) <= set(alnum_runs(article)), headline
+
+
+LATIN = CharVocab(list("2018MAmusicwrds音乐奖在举行"))
+LATIN_RULE = WholeRuns(LATIN)
+MAMA = LATIN_RULE.article("2018MAMA在举行，Music Awards", [])
+
+
+def latin_allowed(before: str) -> set[str]:
+    out = LATIN_RULE.block(torch.zeros(1, len(LATIN)), [LATIN.encode(before)], [MAMA])[0]
+    return {"<eos>" if t == EOS else LATIN.surface(t)
+            for t in range(len(LATIN)) if out[t] > float("-inf") and (t == EOS or t > 3)}
+
+
+def test_a_latin_word_is_written_only_as_the_article_spells_it():
+    assert latin_allowed("2018MAM") == {"A"}  # not 2018MAMusic...: a run must be the article's
+    assert latin_allowed("2018MAMA") >= {"在", "<eos>"}  # finished: it may end
+    assert {c for c in latin_allowed("在") if c.isalnum() and c.isascii()} == {"2", "M", "A"}
+    assert latin_allowed("Mus") == {"i"}  # case is kept: "Mus" goes on only as "Music"
