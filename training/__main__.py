@@ -5,6 +5,8 @@
     python -m training data hashtag --out DIR [--lang en zh]
     python -m training data pos --out data/pos --ewt UD_English-EWT --gum UD_English-GUM
     python -m training data headline-sina --sina SINA_CHECKOUT --out data/headline
+    python -m training data pos-pseudo --teacher A.pt --teacher B.pt --out data/pos/pseudo
+        [--tweets 4000]
     python -m training train hashtag --config training/configs/hashtag_en.toml
         [--variant transformer|softbase|hardbase|soft|hard] [--similarity euclidean|...]
         [--copy] [--train-file FILE] [--dev-ood-file FILE] [--max-per-target N] [--max-minutes N]
@@ -96,8 +98,10 @@ def main(argv: list[str] | None = None) -> None:
                             "source dev sets: hashtag -> DIR/<lang>/{extra,dev_ood}.jsonl, "
                             "headline -> DIR/<lang>/{train_extra,dev_ood}.jsonl; pos -> gold PTB "
                             "tags from UD treebanks, DIR/ud_ewt/all.conll, DIR/ud_gum/open.conll; "
-                            "last line is JSON counts")
-    p_data.add_argument("task", choices=["hashtag", "headline", "headline-sina", "pos"])
+                            "pos-pseudo -> DIR/tweets.conll, raw tweets every --teacher tags "
+                            "alike; last line is JSON counts")
+    p_data.add_argument("task", choices=["hashtag", "headline", "headline-sina", "pos",
+                                                "pos-pseudo"])
     p_data.add_argument("--out", required=True, help="output directory")
     p_data.add_argument("--lang", nargs="+", choices=["en", "zh"], default=["en", "zh"])
     p_data.add_argument("--ewt", type=Path, help="pos: checkout of UD_English-EWT")
@@ -107,6 +111,10 @@ def main(argv: list[str] | None = None) -> None:
     p_data.add_argument("--sina", type=Path, help="headline-sina: checkout of "
                         "Patrick233/Cluster-Chinese-news-Article at d1badb6 (Chinese test "
                         "set of an unseen source -> DIR/zh/unseen_sina.jsonl)")
+    p_data.add_argument("--teacher", action="append", default=[], metavar="CKPT",
+                        help="pos-pseudo: a tagger checkpoint that votes (two or more)")
+    p_data.add_argument("--tweets", type=int, default=4000,
+                        help="pos-pseudo: how many unanimous tweets to keep")
 
     p_eval = sub.add_parser("evaluate", help="score a model; last stdout line is JSON")
     p_eval.add_argument("task", choices=["pos", "hashtag", "headline", "constrained-headline"])
@@ -282,6 +290,10 @@ def main(argv: list[str] | None = None) -> None:
 
             commits = {"ewt": args.ewt_commit, "gum": args.gum_commit}
             print(json.dumps(build_treebanks(Path(args.out), args.ewt, args.gum, commits)))
+        elif args.task == "pos-pseudo":
+            from training.pos.pseudo import main as build_pseudo
+
+            build_pseudo(args.teacher, args.out, args.tweets)
         else:
             from training.headline.extra import build
             from training.paths import data_dir

@@ -1,0 +1,91 @@
+"""Pseudo-labelled tweets for the PTB head: raw tweets that every teacher tags identically.
+
+    python -m training data pos-pseudo --teacher A.pt --teacher B.pt ... --out data/pos/pseudo
+        [--tweets 4000]
+
+The PTB head has only 551 tagged tweets (Ritter's) beside 10K chat lines; unlabeled tweets
+are plentiful (`extra/tweets_en/`, ~260K distinct). Vote-constrained bootstrapping
+(Derczynski et al. 2013, "Twitter Part-of-Speech Tagging for All") tags raw tweets with
+several taggers and keeps only those on which all of them agree on every token: about half
+of the tweets, and the easier half, but their tags are right far more often than the
+teachers' average. The tweets are drawn in a fixed shuffled order (seed 13), tokenized by
+the served tokenizer, 5-40 tokens long; no test or dev text of `pos/` is among them
+(`overlap` in the summary counts exact token sequences shared with any `pos/` file).
+
+Writes OUT/tweets.conll (`TOKEN<TAB>PTB-TAG`), read by a config's [data] train as
+`"data/pos/pseudo/tweets" = "ptb"`; the last stdout line is a JSON summary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from nlp_models.pos.predictor import PosPredictor
+from nlp_models.pos.tokenizer import tokenize
+from training.paths import data_dir
+from training.pos.data import read_conll
+from training.pos.embeddings import raw_tweets
+
+CHUNK = 2000  # tweets tagged per round: progress output and an early stop
+
+
+def unanimous(sentences: Sequence[list[str]],
+              votes: Sequence[Sequence[list[str]]]) -> list[tuple[list[str], list[str]]]:
+    """(tokens, tags) of the sentences every teacher tagged identically. `votes[t][i]` is
+    teacher t's tag sequence for sentence i."""
+    if not votes:
+        raise ValueError("no teachers")
+    return [(tokens, votes[0][i]) for i, tokens in enumerate(sentences)
+            if all(v[i] == votes[0][i] for v in votes[1:])]
+
+
+def _sha256(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def build(teachers: list[str], out: Path, want: int = 4000, seed: int = 13,
+          min_tokens: int = 5, max_tokens: int = 40) -> dict:
+    if len(teachers) < 2:
+        raise SystemExit("pos-pseudo needs at least two --teacher checkpoints to vote")
+    t0 = time.time()
+    root = data_dir()
+    texts = list(dict.fromkeys(raw_tweets(root)))
+    random.Random(seed).shuffle(texts)
+    models = [PosPredictor(t) for t in teachers]
+    kept: list[tuple[list[str], list[str]]] = []
+    tagged = 0
+    for k in range(0, len(texts), CHUNK):
+        sents = [[s.text for s in tokenize(t)] for t in texts[k:k + CHUNK]]
+        sents = [s for s in sents if min_tokens <= len(s) <= max_tokens]
+        tagged += len(sents)
+        votes = [[tags["ptb"] for tags in m.tag_tokens(sents)] for m in models]
+        kept += unanimous(sents, votes)
+        print(f"{tagged} tweets tagged, {len(kept)} unanimous ({time.time() - t0:.0f} s)",
+              flush=True)
+        if len(kept) >= want:
+            break
+    kept = kept[:want]
+    known = {tuple(s.tokens) for path in (root / "pos").rglob("*.conll")
+             for s in read_conll(path, "any")}
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "tweets.conll", "w", encoding="utf-8") as f:
+        for tokens, tags in kept:
+            f.write("".join(f"{w}\t{t}\n" for w, t in zip(tokens, tags, strict=True)) + "\n")
+    return {"out": str(out / "tweets.conll"), "tweets": len(kept),
+            "tokens": sum(len(t) for t, _ in kept), "tagged": tagged,
+            "agreement": round(len(kept) / max(tagged, 1), 4),
+            "overlap": sum(tuple(t) in known for t, _ in kept),
+            "teachers": {t: _sha256(t) for t in teachers}, "seed": seed,
+            "seconds": round(time.time() - t0, 1)}
+
+
+def main(teachers: list[str], out: str, want: int) -> None:
+    torch.set_num_threads(2)
+    print(json.dumps(build(teachers, Path(out), want)))
