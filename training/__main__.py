@@ -6,7 +6,7 @@
     python -m training data pos --out data/pos --ewt UD_English-EWT --gum UD_English-GUM
     python -m training data headline-sina --sina SINA_CHECKOUT --out data/headline
     python -m training data pos-pseudo --teacher A.pt --teacher B.pt --out data/pos/pseudo
-        [--tweets 4000]
+        [--tweets 8000]
     python -m training train hashtag --config training/configs/hashtag_en.toml
         [--variant transformer|softbase|hardbase|soft|hard] [--similarity euclidean|...]
         [--copy] [--train-file FILE] [--dev-ood-file FILE] [--max-per-target N] [--max-minutes N]
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> None:
                             "pos-pseudo -> DIR/tweets.conll, raw tweets every --teacher tags "
                             "alike; last line is JSON counts")
     p_data.add_argument("task", choices=["hashtag", "headline", "headline-sina", "pos",
-                                                "pos-pseudo"])
+                                         "pos-pseudo"])
     p_data.add_argument("--out", required=True, help="output directory")
     p_data.add_argument("--lang", nargs="+", choices=["en", "zh"], default=["en", "zh"])
     p_data.add_argument("--ewt", type=Path, help="pos: checkout of UD_English-EWT")
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
                         "set of an unseen source -> DIR/zh/unseen_sina.jsonl)")
     p_data.add_argument("--teacher", action="append", default=[], metavar="CKPT",
                         help="pos-pseudo: a tagger checkpoint that votes (two or more)")
-    p_data.add_argument("--tweets", type=int, default=4000,
+    p_data.add_argument("--tweets", type=int, default=8000,
                         help="pos-pseudo: how many unanimous tweets to keep")
 
     p_eval = sub.add_parser("evaluate", help="score a model; last stdout line is JSON")

@@ -1,7 +1,7 @@
 """Pseudo-labelled tweets for the PTB head: raw tweets that every teacher tags identically.
 
     python -m training data pos-pseudo --teacher A.pt --teacher B.pt ... --out data/pos/pseudo
-        [--tweets 4000]
+        [--tweets 8000]
 
 The PTB head has only 551 tagged tweets (Ritter's) beside 10K chat lines; unlabeled tweets
 are plentiful (`extra/tweets_en/`, ~260K distinct). Vote-constrained bootstrapping
@@ -50,7 +50,7 @@ def _sha256(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def build(teachers: list[str], out: Path, want: int = 4000, seed: int = 13,
+def build(teachers: list[str], out: Path, want: int = 8000, seed: int = 13,
           min_tokens: int = 5, max_tokens: int = 40) -> dict:
     if len(teachers) < 2:
         raise SystemExit("pos-pseudo needs at least two --teacher checkpoints to vote")

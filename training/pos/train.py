@@ -52,7 +52,8 @@ def load_split(spec: dict[str, str], root: Path) -> list[Sentence]:
     for split, head in spec.items():
         path = conll_path(split, root)
         if not path.exists():
-            hint = " (python -m training data pos makes it)" if split.startswith("data/") else ""
+            hint = (" (made by python -m training data pos, or data pos-pseudo for "
+                    "data/pos/pseudo: docs/models/pos.md)" if split.startswith("data/") else "")
             raise SystemExit(f"{path} not found{hint}")
         out += read_conll(path, head)
     return out
