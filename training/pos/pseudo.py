@@ -18,7 +18,6 @@ Writes OUT/tweets.conll (`TOKEN<TAB>PTB-TAG`), read by a config's [data] train a
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import time
@@ -32,6 +31,7 @@ from nlp_models.pos.tokenizer import tokenize
 from training.paths import data_dir
 from training.pos.data import read_conll
 from training.pos.embeddings import raw_tweets
+from training.provenance import sha256
 
 CHUNK = 2000  # tweets tagged per round: progress output and an early stop
 
@@ -44,10 +44,6 @@ def unanimous(sentences: Sequence[list[str]],
         raise ValueError("no teachers")
     return [(tokens, votes[0][i]) for i, tokens in enumerate(sentences)
             if all(v[i] == votes[0][i] for v in votes[1:])]
-
-
-def _sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def build(teachers: list[str], out: Path, want: int = 8000, seed: int = 13,
@@ -82,7 +78,7 @@ def build(teachers: list[str], out: Path, want: int = 8000, seed: int = 13,
             "tokens": sum(len(t) for t, _ in kept), "tagged": tagged,
             "agreement": round(len(kept) / max(tagged, 1), 4),
             "overlap": sum(tuple(t) in known for t, _ in kept),
-            "teachers": {t: _sha256(t) for t in teachers}, "seed": seed,
+            "teachers": {t: sha256(t) for t in teachers}, "seed": seed,
             "seconds": round(time.time() - t0, 1)}
 
 
