@@ -67,6 +67,7 @@ def build(teachers: list[str], out: Path, want: int = 8000, seed: int = 13,
               flush=True)
         if len(kept) >= want:
             break
+    agreement = len(kept) / max(tagged, 1)  # of every tweet tagged, before the cut to `want`
     kept = kept[:want]
     known = {tuple(s.tokens) for path in (root / "pos").rglob("*.conll")
              for s in read_conll(path, "any")}
@@ -76,7 +77,7 @@ def build(teachers: list[str], out: Path, want: int = 8000, seed: int = 13,
             f.write("".join(f"{w}\t{t}\n" for w, t in zip(tokens, tags, strict=True)) + "\n")
     return {"out": str(out / "tweets.conll"), "tweets": len(kept),
             "tokens": sum(len(t) for t, _ in kept), "tagged": tagged,
-            "agreement": round(len(kept) / max(tagged, 1), 4),
+            "agreement": round(agreement, 4),
             "overlap": sum(tuple(t) in known for t, _ in kept),
             "teachers": {t: sha256(t) for t in teachers}, "seed": seed,
             "seconds": round(time.time() - t0, 1)}
