@@ -24,8 +24,10 @@ class Span(NamedTuple):
 _URL = r"""(?:https?://|www\.)[^\s<>"]+[^\s<>".,;:!?)\]'"]|(?:https?://|www\.)[^\s<>"]+"""
 _BARE_DOMAIN = r"\b[a-z0-9.-]+\.(?:com|org|net|edu|gov|co|io|ly|me|tv|uk|de)(?:/[^\s]*)?"
 _EMAIL = r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b"
-_MENTION = r"@\w+"
-_HASHTAG = r"#\w+"
+# A clitic stays on a mention or hashtag ("#Syria's", "@bob's"), as on any word (_WORD)
+_CLITIC = r"(?:['’](?:s|re|ve|ll|d|m)(?!\w))?"
+_MENTION = r"@\w+" + _CLITIC
+_HASHTAG = r"#\w+" + _CLITIC
 _EMOTICON = (
     r"(?:[<>]?[:;=8xX][\-o\*']?[\)\]\(\[dDpP/\\:\}\{@\|3]+(?!\w))"  # :) ;-( =D :P :/, not 8pm
     r"|(?:[\)\]\(\[dDpP/\\\}\{@\|][\-o\*']?[:;=8][<>]?)"  # (: D:
@@ -42,7 +44,12 @@ _NUMBER = r"[$€£]?\d+(?:[.,:/-]\d+)*(?:%|st|nd|rd|th|s|k|am|pm)?(?![\w-])"
 # Contractions, hyphenated and slash-joined words stay whole ("don't", "anti-establishment",
 # "he/she", "GPS/DVD/USB"), as in ARK-Twitter and Ritter's tweets
 _WORD = r"\w+(?:['’/-]\w+)*"
-_ABBREV = r"(?:[A-Za-z]\.){2,}|\b(?:mr|mrs|ms|dr|sr|jr|rep|sen|st)\.|\bw/o?(?=\s|$)"  # U.S. Mr. w/
+# Dotted initials with or without the last dot (U.S., L.A, not the "U.S.A" of "U.S.Army"),
+# titles (Mr.) and w/
+_ABBREV = (
+    r"(?<!\w)[A-Za-z](?:\.[A-Za-z])+(?:\.|(?!\w))"
+    r"|\b(?:mr|mrs|ms|dr|sr|jr|rep|sen|st)\.|\bw/o?(?=\s|$)"
+)
 _ENTITY = r"&(?:amp|lt|gt|quot);"  # HTML entities as Twitter's API sends them
 _ARROW = r"<*[-=]+>+|<+[-=]+"  # -> --> <-- =>
 # Runs of sentence punctuation and quotes stay together ('..."', '!:', '",'), as in twokenize

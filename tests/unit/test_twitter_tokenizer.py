@@ -68,3 +68,15 @@ def test_slash_joined_words_stay_whole_as_twokenize_keeps_them():
         "he/she", "got", "a", "GPS/DVD/USB", "radio", "w/", "10/27/2010", "on", "it", "/",
         "fine",
     ]
+
+
+def test_a_clitic_stays_on_a_hashtag_or_mention_as_on_a_word():
+    assert words("#Syria's war, @bob's cat and @amy' ok") == [
+        "#Syria's", "war", ",", "@bob's", "cat", "and", "@amy", "'", "ok",
+    ]
+
+
+def test_dotted_initials_stay_whole_with_or_without_the_last_dot():
+    assert words("L.A and U.S.A, e.g. U.S.Army at 5 p.m") == [
+        "L.A", "and", "U.S.A", ",", "e.g.", "U.S.", "Army", "at", "5", "p.m",
+    ]
