@@ -6,7 +6,7 @@
     python -m training data pos --out data/pos --ewt UD_English-EWT --gum UD_English-GUM
     python -m training data headline-sina --sina SINA_CHECKOUT --out data/headline
     python -m training data pos-pseudo --teacher A.pt --teacher B.pt --out data/pos/pseudo
-        [--tweets 8000]
+        [--tweets 8000] [--tagset ptb|ark]
     python -m training train hashtag --config training/configs/hashtag_en.toml
         [--variant transformer|softbase|hardbase|soft|hard] [--similarity euclidean|...]
         [--copy] [--train-file FILE] [--dev-ood-file FILE] [--max-per-target N] [--max-minutes N]
@@ -115,6 +115,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="pos-pseudo: a tagger checkpoint that votes (two or more)")
     p_data.add_argument("--tweets", type=int, default=8000,
                         help="pos-pseudo: how many unanimous tweets to keep")
+    p_data.add_argument("--tagset", choices=["ptb", "ark"], default="ptb",
+                        help="pos-pseudo: the head whose tags the teachers vote on")
 
     p_eval = sub.add_parser("evaluate", help="score a model; last stdout line is JSON")
     p_eval.add_argument("task", choices=["pos", "hashtag", "headline", "constrained-headline"])
@@ -293,7 +295,7 @@ def main(argv: list[str] | None = None) -> None:
         elif args.task == "pos-pseudo":
             from training.pos.pseudo import main as build_pseudo
 
-            build_pseudo(args.teacher, args.out, args.tweets)
+            build_pseudo(args.teacher, args.out, args.tweets, args.tagset)
         else:
             from training.headline.extra import build
             from training.paths import data_dir

@@ -1,7 +1,7 @@
-"""Pseudo-labelled tweets for the PTB head: raw tweets that every teacher tags identically.
+"""Pseudo-labelled tweets for one head: raw tweets that every teacher tags identically.
 
     python -m training data pos-pseudo --teacher A.pt --teacher B.pt ... --out data/pos/pseudo
-        [--tweets 8000]
+        [--tweets 8000] [--tagset ptb|ark]
 
 The PTB head has only 551 tagged tweets (Ritter's) beside 10K chat lines; unlabeled tweets
 are plentiful (`extra/tweets_en/`, ~260K distinct). Vote-constrained bootstrapping
@@ -12,8 +12,10 @@ teachers' average. The tweets are drawn in a fixed shuffled order (seed 13), tok
 the served tokenizer, 5-40 tokens long; no test or dev text of `pos/` is among them
 (`overlap` in the summary counts exact token sequences shared with any `pos/` file).
 
-Writes OUT/tweets.conll (`TOKEN<TAB>PTB-TAG`), read by a config's [data] train as
-`"data/pos/pseudo/tweets" = "ptb"`; the last stdout line is a JSON summary.
+The ARK head (`--tagset ark`) has 1,827 tagged tweets (OCT27 train + dev) and the same
+raw tweets to learn from. Writes OUT/tweets.conll (`TOKEN<TAB>TAG`, the teachers' tags of
+that head), read by a config's [data] train as `"data/pos/pseudo/tweets" = "ptb"` (or
+`"ark"`); the last stdout line is a JSON summary.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def unanimous(sentences: Sequence[list[str]],
             if all(v[i] == votes[0][i] for v in votes[1:])]
 
 
-def build(teachers: list[str], out: Path, want: int = 8000, seed: int = 13,
+def build(teachers: list[str], out: Path, want: int = 8000, tagset: str = "ptb", seed: int = 13,
           min_tokens: int = 5, max_tokens: int = 40) -> dict:
     if len(teachers) < 2:
         raise SystemExit("pos-pseudo needs at least two --teacher checkpoints to vote")
@@ -55,13 +57,16 @@ def build(teachers: list[str], out: Path, want: int = 8000, seed: int = 13,
     texts = list(dict.fromkeys(raw_tweets(root)))
     random.Random(seed).shuffle(texts)
     models = [PosPredictor(t) for t in teachers]
+    for path, m in zip(teachers, models, strict=True):
+        if tagset not in m.tagsets:
+            raise SystemExit(f"teacher {path} has no {tagset!r} head (it has {m.tagsets})")
     kept: list[tuple[list[str], list[str]]] = []
     tagged = 0
     for k in range(0, len(texts), CHUNK):
         sents = [[s.text for s in tokenize(t)] for t in texts[k:k + CHUNK]]
         sents = [s for s in sents if min_tokens <= len(s) <= max_tokens]
         tagged += len(sents)
-        votes = [[tags["ptb"] for tags in m.tag_tokens(sents)] for m in models]
+        votes = [[tags[tagset] for tags in m.tag_tokens(sents)] for m in models]
         kept += unanimous(sents, votes)
         print(f"{tagged} tweets tagged, {len(kept)} unanimous ({time.time() - t0:.0f} s)",
               flush=True)
@@ -77,12 +82,12 @@ def build(teachers: list[str], out: Path, want: int = 8000, seed: int = 13,
             f.write("".join(f"{w}\t{t}\n" for w, t in zip(tokens, tags, strict=True)) + "\n")
     return {"out": str(out / "tweets.conll"), "tweets": len(kept),
             "tokens": sum(len(t) for t, _ in kept), "tagged": tagged,
-            "agreement": round(agreement, 4),
+            "tagset": tagset, "agreement": round(agreement, 4),
             "overlap": sum(tuple(t) in known for t, _ in kept),
             "teachers": {t: sha256(t) for t in teachers}, "seed": seed,
             "seconds": round(time.time() - t0, 1)}
 
 
-def main(teachers: list[str], out: str, want: int) -> None:
+def main(teachers: list[str], out: str, want: int, tagset: str) -> None:
     torch.set_num_threads(2)
-    print(json.dumps(build(teachers, Path(out), want)))
+    print(json.dumps(build(teachers, Path(out), want, tagset)))
