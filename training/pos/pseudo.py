@@ -89,5 +89,7 @@ def build(teachers: list[str], out: Path, want: int = 8000, tagset: str = "ptb",
 
 
 def main(teachers: list[str], out: str, want: int, tagset: str) -> None:
-    torch.set_num_threads(2)
+    # one thread: 8,000 ARK-head tweets took 110 s beside two trainings; two threads thrashed
+    # there (over 200 s per 2,000 tweets)
+    torch.set_num_threads(1)
     print(json.dumps(build(teachers, Path(out), want, tagset)))
