@@ -15,14 +15,11 @@ checkpoint. The loop does the rest, the same way for all of them:
 - `last.pt` after every epoch, every `save_minutes` inside one, and when the time budget
   runs out: `--resume` continues where it stopped, mid-epoch included;
 - stopping: the last epoch, the time budget (`max_minutes`), or `patience` epochs without a
-  better selection score;
-- optionally (`ema` > 0) an exponential moving average of the weights (Polyak averaging,
-  torch's `AveragedModel`): the dev sets then score, and best.pt holds, the average, while
-  the log also records the raw weights' scores (`raw`), so one run measures what it adds.
+  better selection score.
 
 last.pt holds `model`, `opt`, `epoch` (the last finished one, -1 for none), `best`,
-`best_epoch`, `in_epoch` (`{"epoch", "done", "rng"}` when written inside an epoch), `ema`
-(the average's state, or None) and whatever the task adds (its vocabulary, its config).
+`best_epoch`, `in_epoch` (`{"epoch", "done", "rng"}` when written inside an epoch) and
+whatever the task adds (its vocabulary, its config).
 """
 
 from __future__ import annotations
@@ -32,14 +29,12 @@ import random
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import torch
-from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 
 
 class Task(Protocol):
@@ -71,7 +66,6 @@ class LoopConfig:
     save_minutes: float = 15
     eval_every: int = 0  # steps between mid-epoch evaluations (0: epoch ends only)
     patience: int = 0  # epochs without improvement before stopping (0: never)
-    ema: float = 0.0  # decay of the weights' moving average per step (0: no average)
     quick: bool = False  # smoke test: the deadline ends an epoch early instead of stopping
 
     @classmethod
@@ -106,15 +100,11 @@ class Loop:
         self.total_steps = cfg.epochs * self.steps_per_epoch
         self.step = 0
         self.deadline = time.time() + cfg.max_minutes * 60
-        self.ema = (AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(cfg.ema),
-                                  use_buffers=True) if cfg.ema > 0 else None)
 
     def resume(self, state: dict) -> None:
         """Continue from a last.pt (the task has restored its own part)."""
         self.model.load_state_dict(state["model"])
         self.opt.load_state_dict(state["opt"])
-        if self.ema is not None and state.get("ema"):
-            self.ema.load_state_dict(state["ema"])
         self.start_epoch, self.best = state["epoch"] + 1, state["best"]
         self.best_epoch = state.get("best_epoch", state["epoch"] + 1)
         if state.get("in_epoch"):  # stopped inside an epoch: the same batches, from there
@@ -160,8 +150,6 @@ class Loop:
             losses["loss"].backward()
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.clip)
             self.opt.step()
-            if self.ema is not None:
-                self.ema.update_parameters(self.model)
             self.step += 1
             sums.update({k: v.item() for k, v in losses.items()})
             if n % 20 == 0 or n == len(groups):
@@ -192,41 +180,22 @@ class Loop:
 
     def evaluate(self, epoch: float, extra: dict) -> None:
         """Score the dev sets, log, and keep the checkpoint if it is the best so far."""
-        if self.ema is not None:
-            raw, _ = self.task.evaluate()
-            extra = {**extra, "raw": raw}
-        with self._averaged():
-            fields, score = self.task.evaluate()
-            record = {"epoch": round(epoch, 3), "step": self.step, **extra, **fields,
-                      "selection": round(score, 4)}
-            print(json.dumps(record), flush=True)
-            with open(self.out / "log.jsonl", "a") as f:
-                f.write(json.dumps(record) + "\n")
-            if score > self.best:
-                self.best, self.best_epoch = score, round(epoch, 3)
-                self.task.save_best(self.out / "best.pt", {**self.meta, "epoch": self.best_epoch,
-                                                           **fields})
+        fields, score = self.task.evaluate()
         self.model.train()
-
-    @contextmanager
-    def _averaged(self) -> Iterator[None]:
-        """The model holds the averaged weights inside the block (no average: unchanged)."""
-        if self.ema is None:
-            yield
-            return
-        own = {k: v.clone() for k, v in self.model.state_dict().items()}
-        self.model.load_state_dict(self.ema.module.state_dict())
-        try:
-            yield
-        finally:
-            self.model.load_state_dict(own)
+        record = {"epoch": round(epoch, 3), "step": self.step, **extra, **fields,
+                  "selection": round(score, 4)}
+        print(json.dumps(record), flush=True)
+        with open(self.out / "log.jsonl", "a") as f:
+            f.write(json.dumps(record) + "\n")
+        if score > self.best:
+            self.best, self.best_epoch = score, round(epoch, 3)
+            self.task.save_best(self.out / "best.pt", {**self.meta, "epoch": self.best_epoch,
+                                                       **fields})
 
     def save_last(self, epoch: int, in_epoch: dict | None = None) -> None:
         """last.pt, replaced atomically (a crash while writing keeps the previous one)."""
         state = {"model": self.model.state_dict(), "opt": self.opt.state_dict(),
                  "epoch": epoch, "best": self.best, "best_epoch": self.best_epoch,
-                 "in_epoch": in_epoch,
-                 "ema": self.ema.state_dict() if self.ema is not None else None,
-                 **self.task.state()}
+                 "in_epoch": in_epoch, **self.task.state()}
         torch.save(state, self.out / "last.pt.tmp")
         (self.out / "last.pt.tmp").replace(self.out / "last.pt")
