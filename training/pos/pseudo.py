@@ -12,7 +12,7 @@ teachers' average. The tweets are drawn in a fixed shuffled order (seed 13), tok
 the served tokenizer, 5-40 tokens long; no test or dev text of `pos/` is among them
 (`overlap` in the summary counts exact token sequences shared with any `pos/` file).
 
-The ARK head (`--tagset ark`) has 1,827 tagged tweets (OCT27 train + dev) and the same
+The ARK head (`--tagset ark`) has 1,327 tagged tweets (OCT27 train + dev) and the same
 raw tweets to learn from. Writes OUT/tweets.conll (`TOKEN<TAB>TAG`, the teachers' tags of
 that head), read by a config's [data] train as `"data/pos/pseudo/tweets" = "ptb"` (or
 `"ark"`); the last stdout line is a JSON summary.
