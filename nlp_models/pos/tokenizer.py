@@ -21,7 +21,11 @@ class Span(NamedTuple):
     end: int
 
 
-_URL = r"""(?:https?://|www\.)[^\s<>"]+[^\s<>".,;:!?)\]'"]|(?:https?://|www\.)[^\s<>"]+"""
+# A link ends before an HTML-escaped character or an ellipsis glued to it ("http://t.co/x&#8230;")
+_URL_CHAR = r"""(?:(?!&#)[^\s<>"…])"""
+_URL = (
+    rf"""(?:https?://|www\.){_URL_CHAR}+(?<![.,;:!?)\]'"])|(?:https?://|www\.){_URL_CHAR}+"""
+)
 _BARE_DOMAIN = r"\b[a-z0-9.-]+\.(?:com|org|net|edu|gov|co|io|ly|me|tv|uk|de)(?:/[^\s]*)?"
 _EMAIL = r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b"
 # A clitic stays on a mention or hashtag ("#Syria's", "@bob's"), as on any word (_WORD)
@@ -32,7 +36,8 @@ _EMOTICON = (
     r"(?:[<>]?[:;=8xX][\-o\*']?[\)\]\(\[dDpP/\\:\}\{@\|3]+(?!\w))"  # :) ;-( =D :P :/, not 8pm
     r"|(?:[\)\]\(\[dDpP/\\\}\{@\|][\-o\*']?[:;=8][<>]?)"  # (: D:
     r"|<3+|</3+"  # hearts
-    r"|(?:\^_*\^)|(?:-_+-)|(?:o_O|O_o|o\.O|O\.o)"  # ^_^ -_- o_O
+    r"|(?:\^_*\^)|(?:o_O|O_o|o\.O|O\.o|>\.<)"  # ^_^ o_O >.<
+    r"|(?:(?P<eye>[-=>^oO])[._]+(?P=eye))"  # -_- -.- =_= >.> o.o
 )
 _EMOJI = (
     "[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u200D"
@@ -40,17 +45,21 @@ _EMOJI = (
 )
 # A number is one token with its separators ("6-8", "8:30", "1,000"), not the start of a
 # word ("2pac", "2day" are words) nor of a hyphenated name ("11-09-teensUser34").
-_NUMBER = r"[$€£]?\d+(?:[.,:/-]\d+)*(?:%|st|nd|rd|th|s|k|am|pm)?(?![\w-])"
-# Contractions, hyphenated and slash-joined words stay whole ("don't", "anti-establishment",
-# "he/she", "GPS/DVD/USB"), as in ARK-Twitter and Ritter's tweets
-_WORD = r"\w+(?:['’/-]\w+)*"
+# A sign at the start ("+1", "-5") and a plus at the end ("10+") stay on it, as in twokenize.
+_NUMBER = r"(?:(?<!\S)[-+])?[$€£]?\d+(?:[.,:/-]\d+)*(?:%|st|nd|rd|th|s|k|am|pm|\++)?(?![\w-])"
+# Contractions, hyphenated, slash- and plus-joined words stay whole ("don't",
+# "anti-establishment", "he/she", "GPS/DVD/USB", "CD+DVD"), as in ARK-Twitter and Ritter's
+# tweets; twokenize splits only quotes and brackets off a word's edges, so a hyphen at the
+# start or end of a word ("-Drake", "TX-"), a trailing plus ("Google+") and a dollar sign
+# inside it ("CA$H") stay on it too.
+_WORD = r"(?:(?<!\S)-(?=\w))?\w[\w$]*(?:['’/+-]\w[\w$]*)*(?:\++(?!\w)|-(?!\S))?"
 # Dotted initials with or without the last dot (U.S., L.A, not the "U.S.A" of "U.S.Army"),
 # titles (Mr.) and w/
 _ABBREV = (
     r"(?<!\w)[A-Za-z](?:\.[A-Za-z])+(?:\.|(?!\w))"
     r"|\b(?:mr|mrs|ms|dr|sr|jr|rep|sen|st)\.|\bw/o?(?=\s|$)"
 )
-_ENTITY = r"&(?:amp|lt|gt|quot);"  # HTML entities as Twitter's API sends them
+_ENTITY = r"&(?:[a-z]{2,8}|#\d{2,7}|#x[0-9a-f]{2,6});"  # HTML entities: &amp; &quot; &#8220;
 _ARROW = r"<*[-=]+>+|<+[-=]+"  # -> --> <-- =>
 # Runs of sentence punctuation and quotes stay together ('..."', '!:', '",'), as in twokenize
 _PUNCT_RUN = r"[.?!,…'\"“”‘’:;]{2,}|-{2,}|\*+|[^\w\s]"

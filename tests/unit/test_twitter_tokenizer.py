@@ -80,3 +80,22 @@ def test_dotted_initials_stay_whole_with_or_without_the_last_dot():
     assert words("L.A and U.S.A, e.g. U.S.Army at 5 p.m") == [
         "L.A", "and", "U.S.A", ",", "e.g.", "U.S.", "Army", "at", "5", "p.m",
     ]
+
+
+def test_hyphens_plus_and_dollar_stay_on_a_words_edges_as_twokenize_keeps_them():
+    assert words("-Drake in TX- wants Google+ CD+DVD for +1 or 10+ CA$H - now -- ok") == [
+        "-Drake", "in", "TX-", "wants", "Google+", "CD+DVD", "for", "+1", "or", "10+",
+        "CA$H", "-", "now", "--", "ok",
+    ]
+
+
+def test_an_html_entity_is_one_token_and_ends_a_link():
+    assert words("&#8220;hi&#8221; &amp; http://t.co/HaK&#8230;") == [
+        "&#8220;", "hi", "&#8221;", "&amp;", "http://t.co/HaK", "&#8230;",
+    ]
+
+
+def test_eye_emoticons_with_a_dot_or_underscore_are_one_token():
+    assert words("ugh -.- >.> =_= -_- but ^_^") == [
+        "ugh", "-.-", ">.>", "=_=", "-_-", "but", "^_^",
+    ]
