@@ -36,6 +36,8 @@
     python -m training rollback MODEL [--to VERSION] [--triton HOST:PORT]
     python -m training data headline --out DIR [--data DATA_DIR] [--lang en|zh]
     python -m training whole-words --checkpoint CKPT --out runs/<run>_ww/best.pt
+    python -m training picker --config training/configs/picker_zh.toml --checkpoint CKPT
+        --out runs/<run>/best.pt
 """
 
 from __future__ import annotations
@@ -240,6 +242,14 @@ def main(argv: list[str] | None = None) -> None:
                       help="also store beam search's length-penalty alpha (default: the "
                            "language's, decode.length_penalty)")
 
+    p_pick = sub.add_parser("picker", help="headline (Chinese full generator): train the "
+                            "clause picker (nlp_models/headline/picker.py) and store it in a "
+                            "copy of a generator checkpoint, which then serves the picked span "
+                            "of the article as its best headline")
+    p_pick.add_argument("--config", default=str(REPO_ROOT / "training/configs/picker_zh.toml"))
+    p_pick.add_argument("--checkpoint", required=True, help="a Chinese generator checkpoint")
+    p_pick.add_argument("--out", required=True, help="e.g. runs/picker_zh/best.pt")
+
     p_tune = sub.add_parser("tune", help="hashtag: choose the served prior weight and "
                             "threshold on dev sets; writes a checkpoint carrying them")
     p_tune.add_argument("task", choices=["hashtag"])
@@ -349,6 +359,10 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(add_word_list(args.checkpoint, args.out, args.train_data,
                                        args.unsupported_penalty, args.length_penalty,
                                        default_training_files("en"), args.min_count)))
+    elif args.command == "picker":
+        from training.headline.picker import train_picker
+
+        print(json.dumps(train_picker(args.config, args.checkpoint, args.out)))
     elif args.command == "tune":
         from training.hashtag.tune import tune
 

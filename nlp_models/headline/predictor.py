@@ -11,6 +11,11 @@ Three kinds of checkpoint:
 
 Weights are stored in fp16 and computed in fp32 (CPU fp16 matmuls are slow). A headline's
 score is its length-normalised log-probability (the beam's ranking score).
+
+A Chinese generator checkpoint may carry a clause picker (picker.py, `python -m training
+picker`): its best headline is then the article's span the picker chooses (scored by the
+picker's log-probability), followed by the generated ones; an article with no candidate
+span gets generated headlines only.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from nlp_models.headline.decode import (
     repeat_rule,
 )
 from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
+from nlp_models.headline.picker import ClausePicker
 from nlp_models.headline.runs import WholeRuns
 from nlp_models.headline.seq2bf import STRATEGIES, Seq2BF, Seq2BFConfig
 from nlp_models.headline.vocab import Source, Vocab, from_state, prefixed_source
@@ -108,6 +114,8 @@ class HeadlinePredictor:
             self.words = WholeWords(vocab, known, penalty, whole_headline=True)
         elif lang == "zh" and kind == "generator":
             self.words = WholeRuns(vocab)
+        picker = self.meta.get("picker")
+        self.picker = ClausePicker.from_state(picker) if picker and kind == "generator" else None
 
     def _article_words(self, texts: list[str], sources: list[Source]) -> list | None:
         """The article rule's per-article data (None when there is no rule)."""
@@ -140,9 +148,26 @@ class HeadlinePredictor:
         return sources, truncated
 
     def headlines(self, articles: list[str], beam: int = 4, n_best: int = 1) -> list[Headlines]:
-        """Full headlines (generator checkpoints)."""
+        """Full headlines (generator checkpoints): the picked span first if there is a
+        picker, generated headlines for the rest of the n_best."""
         if self.kind != "generator":
             raise ValueError(f"a {self.kind} checkpoint generates constrained headlines only")
+        if self.picker is None:
+            return self._generate(articles, beam, n_best)
+        picks = [self.picker.pick(a) for a in articles]
+        wanted = [i for i, p in enumerate(picks) if p is None or n_best > 1]
+        generated = dict(zip(wanted, self._generate([articles[i] for i in wanted], beam,
+                                                    n_best), strict=True))
+        _, truncated = self._sources(articles)
+        out = []
+        for i, pick in enumerate(picks):
+            rest = generated[i].candidates if i in generated else []
+            if pick is not None:
+                rest = [(pick.text, pick.log_prob)] + [c for c in rest if c[0] != pick.text]
+            out.append(Headlines.of(rest[:n_best], truncated[i]))
+        return out
+
+    def _generate(self, articles: list[str], beam: int, n_best: int) -> list[Headlines]:
         sources, truncated = self._sources(articles)
         out: list[Headlines | None] = [None] * len(articles)
         for group in _batches([len(s.ids) for s in sources]):

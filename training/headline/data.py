@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
+from nlp_models.headline.sentences import SENTENCE_BREAK, sentences
 from nlp_models.headline.seq2bf import NOT_YET, STRATEGIES, layout
 from nlp_models.headline.vocab import BOS, EOS, PAD, Source, Vocab, prefixed_source
 from training.headline.metrics import contains_phrase
@@ -64,24 +64,13 @@ def read_pairs(path: str | Path) -> list[Pair]:
                  str(r.get("id", i))) for i, r in enumerate(rows)]
 
 
-_EN_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
-_ZH_SENTENCE = re.compile(r"(?<=[。！？!?])")
-
-
 def split_lead(article: str, lang: str) -> tuple[str, str]:
     """(first sentence of the first paragraph, the rest of the article); ("", "") if blank."""
     text = article.strip()
     first_paragraph = next((line for line in text.splitlines() if line.strip()), "")
-    splitter = _ZH_SENTENCE if lang == "zh" else _EN_SENTENCE
-    lead = next((s.strip() for s in splitter.split(first_paragraph) if s.strip()), "")
+    lead = next((s.strip() for s in SENTENCE_BREAK[lang].split(first_paragraph) if s.strip()),
+                "")
     return lead, text[text.find(lead) + len(lead):].strip() if lead else ""
-
-
-def sentences(article: str, lang: str) -> list[str]:
-    """The article's sentences in order, every paragraph, blank ones left out."""
-    splitter = _ZH_SENTENCE if lang == "zh" else _EN_SENTENCE
-    return [s.strip() for paragraph in article.splitlines()
-            for s in splitter.split(paragraph) if s.strip()]
 
 
 def first_sentence_with(article: str, phrase: str, lang: str) -> str | None:

@@ -24,9 +24,10 @@ import time
 from pathlib import Path
 
 from nlp_models.headline.predictor import HeadlinePredictor, Headlines
+from nlp_models.headline.sentences import sentences
 from nlp_models.headline.wholewords import WholeWords
 from nlp_models.language import resolve_language
-from training.headline.data import Pair, first_sentence_with, read_pairs, sentences, split_lead
+from training.headline.data import Pair, first_sentence_with, read_pairs, split_lead
 from training.headline.metrics import (
     ald,
     repeated_word_rate,

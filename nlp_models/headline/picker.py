@@ -1,0 +1,175 @@
+"""The clause picker: the span of a Chinese article that reads best as its headline.
+
+On news from a source no model trained on (Sina 2018) the Chinese generator writes
+headlines below the article's first sentence, while the article's best sentence would
+score far above it (docs/models/headline.md, "Chinese news from an unseen source"). The
+picker learns which span carries the news; its headline is faithful by construction: every
+character is the article's.
+
+Candidates: in each of the first MAX_SENTENCES sentences, every run of 1-MAX_CLAUSES
+consecutive clauses (a clause ends after ，；：,;:) of at least MIN_CHARS characters, its
+closing clause mark dropped; a sentence with no such run is a candidate whole. Runs longer
+than the picker's `max_chars`, and spans that are no headline by the `degenerate` measure
+(training/headline/quality.py: under four characters, or a character trigram twice), are
+left out.
+
+Scorer: listwise and linear, softmax over one article's candidates: DENSE_FEATURES
+(position, length, digits, quotes, similarity to the rest of the article and to its first
+sentence, ...) plus a hashed bag of the candidate's character bigrams (BUCKETS weights,
+averaged). Trained by training/headline/picker.py against the candidates' ROUGE-L F.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+import zlib
+from collections import Counter
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from nlp_models.headline.sentences import sentences
+
+MAX_SENTENCES = 12  # sentences that give candidates
+CONTEXT_SENTENCES = 20  # sentences read for the similarity features
+MAX_CLAUSES = 3
+MIN_CHARS = 6
+POSITIONS = 12  # one-hot sentence positions (the last one = 12th and later)
+BUCKETS = 1 << 16
+CLAUSE_END = re.compile(r"(?<=[，；：,;:])")
+CLAUSE_MARKS = "，；：,;:"
+# openings that mark boilerplate rather than news: bylines, sources, captions, time stamps
+BOILERPLATE = re.compile(r"^(新浪|原标题|来源|记者|本报|据|编辑|责任编辑|【|\[|图|视频"
+                         r"|北京时间|日前|近日)")
+DENSE_FEATURES = POSITIONS + 16
+
+
+@dataclass(frozen=True)
+class Candidate:
+    text: str
+    sentence: int  # index of its sentence in the article
+    clause: int  # index of its first clause in that sentence
+    whole: bool  # the whole sentence
+
+
+def candidates(sents: list[str], max_chars: int | None = None) -> list[Candidate]:
+    """The article's candidate spans, in reading order."""
+
+    def fits(text: str) -> bool:
+        return headline_like(text) and (max_chars is None or len(text) <= max_chars)
+
+    out: list[Candidate] = []
+    for i, sentence in enumerate(sents[:MAX_SENTENCES]):
+        clauses = [c for c in CLAUSE_END.split(sentence) if c]
+        found = False
+        for a in range(len(clauses)):
+            for b in range(a + 1, min(a + MAX_CLAUSES, len(clauses)) + 1):
+                text = "".join(clauses[a:b]).rstrip(CLAUSE_MARKS)
+                if len(text) >= MIN_CHARS and fits(text):
+                    out.append(Candidate(text, i, a, a == 0 and b == len(clauses)))
+                    found = True
+        if not found and fits(sentence):
+            out.append(Candidate(sentence, i, 0, True))
+    return out
+
+
+def headline_like(text: str) -> bool:
+    """Four or more characters besides spaces and punctuation, no character trigram twice,
+    no character three times in a row: what the `degenerate` measure asks of a Chinese
+    headline (training/headline/quality.py) and the generator's beam enforces."""
+    chars = "".join(c for c in unicodedata.normalize("NFKC", text)
+                    if not c.isspace() and not unicodedata.category(c).startswith("P"))
+    trigrams = [chars[k : k + 3] for k in range(len(chars) - 2)]
+    return (len(chars) >= 4 and len(set(trigrams)) == len(trigrams)
+            and re.search(r"(.)\1\1", chars) is None)
+
+
+def _bigrams(text: str) -> list[str]:
+    return [text[k : k + 2] for k in range(len(text) - 1)]
+
+
+def _cosine(a: list[str], b: list[str]) -> float:
+    ca, cb = Counter(a), Counter(b)
+    dot = sum(n * cb[k] for k, n in ca.items())
+    norm = math.sqrt(sum(n * n for n in ca.values()) * sum(n * n for n in cb.values()))
+    return dot / norm if norm else 0.0
+
+
+def _dense(c: Candidate, n_sentences: int, rest: list[str], first: list[str]) -> list[float]:
+    text, length = c.text, len(c.text)
+    position = [0.0] * POSITIONS
+    position[min(c.sentence, POSITIONS - 1)] = 1.0
+    return position + [
+        c.sentence / n_sentences,
+        math.log1p(length), float(length < 15), float(length > 80),
+        float(bool(re.search(r"\d", text))),
+        float("“" in text or "”" in text),
+        float("《" in text),
+        float(bool(re.search(r"[A-Za-z]{2,}", text))),
+        _cosine(_bigrams(text), rest),  # how central to the article
+        _cosine(_bigrams(text), first) if c.sentence else 1.0,  # how close to the lead
+        float(c.clause == 0), float(c.whole), min(c.clause, 5) / 5,
+        float(bool(BOILERPLATE.match(text))),
+        float(text.endswith(("？", "?"))),
+        float("：" in text[:12]),
+    ]
+
+
+def features(sents: list[str], cands: list[Candidate]) -> tuple[torch.Tensor, list[list[int]]]:
+    """(C, DENSE_FEATURES) dense features and, per candidate, its bigram bucket ids."""
+    grams = [_bigrams(s) for s in sents[:CONTEXT_SENTENCES]]
+    dense, buckets = [], []
+    for c in cands:
+        rest = [g for j, gs in enumerate(grams) if j != c.sentence for g in gs]
+        dense.append(_dense(c, len(sents[:CONTEXT_SENTENCES]), rest, grams[0]))
+        buckets.append(sorted({zlib.crc32(g.encode()) % BUCKETS for g in _bigrams(c.text)})
+                       or [0])
+    return torch.tensor(dense), buckets
+
+
+@dataclass
+class Pick:
+    text: str
+    log_prob: float  # the picker's log-probability of this candidate among the article's
+
+
+class ClausePicker(nn.Module):
+    def __init__(self, max_chars: int | None = None):
+        super().__init__()
+        self.max_chars = max_chars
+        self.dense = nn.Linear(DENSE_FEATURES, 1)
+        self.bigrams = nn.EmbeddingBag(BUCKETS, 1, mode="mean")
+        nn.init.zeros_(self.bigrams.weight)
+
+    def forward(self, dense: torch.Tensor, buckets: list[list[int]]) -> torch.Tensor:
+        """(C, DENSE_FEATURES), C bucket lists -> (C,) scores."""
+        flat = torch.tensor([b for row in buckets for b in row])
+        offsets = torch.tensor([0] + [len(row) for row in buckets[:-1]]).cumsum(0)
+        return (self.dense(dense) + self.bigrams(flat, offsets)).squeeze(-1)
+
+    def candidates(self, article: str) -> tuple[list[str], list[Candidate]]:
+        sents = sentences(article, "zh")
+        return sents, candidates(sents, self.max_chars)
+
+    @torch.no_grad()
+    def pick(self, article: str) -> Pick | None:
+        """The best candidate, or None when the article has none (no sentence to take)."""
+        sents, cands = self.candidates(article)
+        if not cands:
+            return None
+        log_probs = self(*features(sents, cands)).log_softmax(0)
+        best = int(log_probs.argmax())
+        return Pick(cands[best].text, float(log_probs[best]))
+
+    def to_state(self) -> dict:
+        return {"max_chars": self.max_chars,
+                "weights": {k: v.half() for k, v in self.state_dict().items()}}
+
+    @classmethod
+    def from_state(cls, state: dict) -> ClausePicker:
+        picker = cls(state["max_chars"])
+        picker.load_state_dict({k: v.float() for k, v in state["weights"].items()})
+        return picker.eval().requires_grad_(False)

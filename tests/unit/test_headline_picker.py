@@ -1,0 +1,124 @@
+"""The clause picker (nlp_models/headline/picker.py): which spans of a Chinese article are
+candidates, their features, and the served contract: the best headline is a span of the
+article, the generated ones follow it."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
+from nlp_models.headline.picker import (
+    DENSE_FEATURES,
+    MIN_CHARS,
+    ClausePicker,
+    candidates,
+    features,
+    headline_like,
+)
+from nlp_models.headline.predictor import HeadlinePredictor, save_checkpoint
+from nlp_models.headline.sentences import sentences
+from nlp_models.headline.vocab import CharVocab
+
+ARTICLE = ("新华社北京11月3日电，国家统计局今天发布数据，前三季度经济增长百分之五。"
+           "专家表示，消费是主要动力。\n记者：王明")
+
+
+def test_candidates_are_runs_of_up_to_three_clauses_without_their_closing_mark():
+    sents = sentences(ARTICLE, "zh")
+    assert sents == ["新华社北京11月3日电，国家统计局今天发布数据，前三季度经济增长百分之五。",
+                     "专家表示，消费是主要动力。", "记者：王明"]
+    texts = [c.text for c in candidates(sents)]
+    assert "新华社北京11月3日电" in texts  # one clause, its comma dropped
+    assert "国家统计局今天发布数据，前三季度经济增长百分之五。" in texts  # two clauses
+    assert ARTICLE.splitlines()[0].split("专家")[0] in texts  # the whole first sentence
+    assert "专家表示" not in texts  # shorter than MIN_CHARS
+    assert all(len(t) >= MIN_CHARS for t in texts[:-1])
+    assert texts[-1] == "记者：王明"  # no run is long enough: the sentence is taken whole
+    assert all(t in ARTICLE for t in texts)
+
+
+def test_spans_the_degenerate_measure_would_flag_are_no_candidates():
+    assert headline_like("国家统计局发布数据")
+    assert not headline_like("王明。")  # under four characters
+    assert not headline_like("金庸武侠剧和金庸武侠剧")  # a trigram twice
+    assert not headline_like("哈哈哈大笑")  # a character three times in a row
+    texts = [c.text for c in candidates(["钱德勒。", "金庸武侠剧和金庸武侠剧的故事。"])]
+    assert texts == []
+
+
+def test_the_whole_flag_marks_exactly_the_full_sentences():
+    cands = candidates(sentences(ARTICLE, "zh"))
+    assert {c.text for c in cands if c.whole} == {
+        "新华社北京11月3日电，国家统计局今天发布数据，前三季度经济增长百分之五。",
+        "专家表示，消费是主要动力。", "记者：王明"}
+
+
+def test_max_chars_leaves_out_long_spans():
+    texts = [c.text for c in candidates(sentences(ARTICLE, "zh"), max_chars=12)]
+    assert texts and all(len(t) <= 12 for t in texts)
+    assert "新华社北京11月3日电" in texts
+
+
+def test_features_have_one_row_and_some_buckets_per_candidate():
+    sents = sentences(ARTICLE, "zh")
+    cands = candidates(sents)
+    dense, buckets = features(sents, cands)
+    assert dense.shape == (len(cands), DENSE_FEATURES)
+    assert all(row for row in buckets)
+    single = candidates(["天气很好的一天"])  # one sentence: no rest to compare with
+    assert features(["天气很好的一天"], single)[0].isfinite().all()
+
+
+def test_a_picker_picks_a_span_of_the_article_with_a_log_probability():
+    torch.manual_seed(0)
+    picker = ClausePicker()
+    pick = picker.pick(ARTICLE)
+    assert pick is not None and pick.text in ARTICLE and pick.log_prob <= 0
+    assert picker.pick("") is None and picker.pick(" \n ") is None
+
+
+def test_training_signal_moves_the_pick_and_the_state_round_trips():
+    sents = sentences(ARTICLE, "zh")
+    cands = candidates(sents)
+    target = next(i for i, c in enumerate(cands) if "增长" in c.text and not c.whole)
+    picker = ClausePicker()
+    optimizer = torch.optim.Adam(picker.parameters(), lr=0.05)
+    dense, buckets = features(sents, cands)
+    for _ in range(50):
+        loss = -picker(dense, buckets).log_softmax(0)[target]
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    assert picker.pick(ARTICLE).text == cands[target].text
+    restored = ClausePicker.from_state(picker.to_state())
+    assert restored.pick(ARTICLE).text == cands[target].text
+
+
+@pytest.fixture(scope="module")
+def predictor_with_picker(tmp_path_factory):
+    torch.manual_seed(0)
+    vocab = CharVocab(sorted(set(ARTICLE)))
+    model = HeadlineGenerator(HeadlineConfig(len(vocab), variant="xl-cc", d_model=32, n_heads=2,
+                                             enc_layers=1, dec_layers=1, d_ff=64,
+                                             segment_len=16, mem_len=16, max_source=128,
+                                             max_target=12))
+    path = tmp_path_factory.mktemp("zh") / "headline_zh.pt"
+    save_checkpoint(path, model, vocab, "zh", "generator",
+                    {"run": "t", "picker": ClausePicker().to_state()})
+    return HeadlinePredictor.load(path)
+
+
+def test_served_best_headline_is_the_picked_span_then_generated_ones(predictor_with_picker):
+    p = predictor_with_picker
+    [one] = p.headlines([ARTICLE], beam=2, n_best=1)
+    assert one.best == p.picker.pick(ARTICLE).text
+    [three] = p.headlines([ARTICLE], beam=3, n_best=3)
+    assert three.candidates[0][0] == one.best and len(three.candidates) >= 2
+    assert len({text for text, _ in three.candidates}) == len(three.candidates)
+
+
+def test_an_article_without_a_sentence_falls_back_to_generation(predictor_with_picker):
+    [out] = predictor_with_picker.headlines(["。。。"], beam=2, n_best=1)
+    assert predictor_with_picker.picker.pick("。。。") is None
+    assert out.truncated is False  # generated (possibly nothing to say), never an error

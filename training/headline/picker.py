@@ -1,0 +1,132 @@
+"""Train the clause picker (nlp_models/headline/picker.py) and store it in a copy of a
+Chinese generator checkpoint, which then serves the picked span as its best headline.
+
+    python -m training picker --config training/configs/picker_zh.toml \
+        --checkpoint model_repository/headline_generator/N/headline_zh.pt \
+        --out runs/picker_zh/best.pt
+
+Each article's candidates are labelled with their ROUGE-L F against the reference; the
+loss is the cross-entropy between the picker's softmax over the candidates and
+softmax(ROUGE-L F / tau), one article per step (Adam). After every epoch the picker is
+scored on each dev set (the ROUGE-L F of its picks); the epoch with the best mean is kept,
+as for the generators (training/headline/train.py: in-distribution dev and a held-out
+source, so that selection does not reward what only the training source does).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from nlp_models.headline.picker import Candidate, ClausePicker, features
+from training.headline.metrics import rouge_per_article
+from training.paths import REPO_ROOT, data_dir
+
+
+@dataclass
+class Article:
+    candidates: list[Candidate]
+    dense: torch.Tensor
+    buckets: list[list[int]]
+    scores: list[float]  # each candidate's ROUGE-L F against the reference
+    reference: str
+
+
+def read_set(spec: dict) -> list[tuple[str, str]]:
+    """(article, headline) pairs of one config entry: `shared` (relative to the shared data
+    directory) or `path` (relative to the repository); optional `source` (keep only that
+    source), `first` (the first N) or `sample` (N drawn with seed 0)."""
+    path = data_dir() / spec["shared"] if "shared" in spec else REPO_ROOT / spec["path"]
+    with open(path, encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    pairs = [(r["article"], r["headline"]) for r in rows
+             if "source" not in spec or r.get("source") == spec["source"]]
+    if "sample" in spec:
+        pairs = random.Random(0).sample(pairs, min(spec["sample"], len(pairs)))
+    return pairs[: spec["first"]] if "first" in spec else pairs
+
+
+def prepare(pairs: list[tuple[str, str]], picker: ClausePicker, name: str) -> list[Article]:
+    out, start = [], time.time()
+    for k, (article, headline) in enumerate(pairs, 1):
+        sents, cands = picker.candidates(article)
+        if cands:
+            dense, buckets = features(sents, cands)
+            scores = [s["rougeL"].fmeasure for s in
+                      rouge_per_article([c.text for c in cands], [headline] * len(cands), "zh")]
+            out.append(Article(cands, dense, buckets, scores, headline))
+        if k % 2000 == 0 or k == len(pairs):
+            print(f"{name}: {k}/{len(pairs)} articles prepared ({time.time() - start:.0f} s)",
+                  file=sys.stderr, flush=True)
+    return out
+
+
+def dev_score(picker: ClausePicker, articles: list[Article], total: int) -> float:
+    """Mean ROUGE-L F of the picks over all `total` articles (one without a candidate
+    scores 0, as an empty headline would)."""
+    with torch.no_grad():
+        picked = [a.scores[int(picker(a.dense, a.buckets).argmax())] for a in articles]
+    return sum(picked) / max(total, 1)
+
+
+def train_picker(config: str, checkpoint: str, out: str) -> dict:
+    cfg = tomllib.loads(Path(config).read_text())
+    tc = cfg["train"]
+    torch.manual_seed(tc["seed"])
+    torch.set_num_threads(tc.get("threads", 1))
+    picker = ClausePicker(tc.get("max_chars"))
+    train = [a for spec in cfg["data"]["train"]
+             for a in prepare(read_set(spec), picker, spec.get("shared", spec.get("path")))]
+    devs = {}
+    for spec in cfg["data"]["dev"]:
+        pairs = read_set(spec)
+        devs[spec["name"]] = (prepare(pairs, picker, spec["name"]), len(pairs))
+    optimizer = torch.optim.Adam(picker.parameters(), lr=tc["lr"])
+    rng = random.Random(tc["seed"])
+    best, curve = (-1.0, None, 0), []
+    for epoch in range(1, tc["epochs"] + 1):
+        picker.train()
+        rng.shuffle(train)
+        for a in train:
+            target = torch.softmax(torch.tensor(a.scores) / tc["tau"], 0)
+            loss = -(target * picker(a.dense, a.buckets).log_softmax(0)).sum()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        picker.eval()
+        dev = {name: round(dev_score(picker, arts, n), 4) for name, (arts, n) in devs.items()}
+        mean = sum(dev.values()) / len(dev)
+        curve.append({"epoch": epoch, "dev": dev, "mean": round(mean, 4)})
+        print(json.dumps(curve[-1]), file=sys.stderr, flush=True)
+        if mean > best[0]:
+            best = (mean, {k: v.clone() for k, v in picker.state_dict().items()}, epoch)
+    picker.load_state_dict(best[1])
+    return _save(checkpoint, out, picker, config, cfg, curve, best[2], len(train))
+
+
+def _save(checkpoint: str, out: str, picker: ClausePicker, config: str, cfg: dict,
+          curve: list[dict], epoch: int, articles: int) -> dict:
+    from training.provenance import file_entry, git_commit, now
+
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    if state["lang"] != "zh" or state["kind"] != "generator":
+        raise SystemExit(f"{checkpoint} is a {state['lang']} {state['kind']} checkpoint; the "
+                         "clause picker serves Chinese full headlines")
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    state["meta"] = {**state.get("meta", {}), "picker": picker.to_state(),
+                     "run": path.parent.name}
+    torch.save(state, path)
+    record = {"command": "python -m training " + " ".join(sys.argv[1:]), "config_file": config,
+              "config": cfg, "derived_from": file_entry(checkpoint), "code": git_commit(),
+              "finished_at": now(), "training_articles": articles, "curve": curve,
+              "best_epoch": epoch}
+    (path.parent / "run.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    return {"checkpoint": str(path), "best_epoch": epoch, **curve[epoch - 1]["dev"]}
