@@ -171,23 +171,31 @@ class HeadlineGenerator(nn.Module):
         """Teacher-forced losses. src/src_ext: (B, S) ids and extended ids; y_in: [BOS] y1..
         (B, T); targets: y1 .. [EOS] (B, T) in extended ids, PAD where there is none."""
         memory, valid = self.encode(src)
-        h, x, _ = self.decode_step(y_in, 0, None, self.cross_keys_values(memory), valid)
         real = targets != PAD
+        log_p, overlap = self.target_log_probs(memory, valid, src_ext, n_ext, y_in, targets)
+        nll, cov = -log_p[real].mean(), overlap[real].mean()
+        return {"loss": nll + self.cfg.coverage_weight * cov, "nll": nll, "coverage": cov}
+
+    def target_log_probs(self, memory: torch.Tensor, valid: torch.Tensor,
+                         src_ext: torch.Tensor, n_ext: int, y_in: torch.Tensor,
+                         targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Teacher forcing on encoded articles (B, S', D): each target token's log-probability
+        (B, T) and its attention's overlap with the coverage so far (B, T; zeros without
+        copy). Training's loss, and the clause picker's judge of candidate headlines."""
+        h, x, _ = self.decode_step(y_in, 0, None, self.cross_keys_values(memory), valid)
         if self.copy is None:
             inside = targets.masked_fill(targets >= self.cfg.vocab_size, UNK)
-            nll = F.cross_entropy(self.logits(h[real]), inside[real])
-            return {"loss": nll, "nll": nll, "coverage": torch.zeros(())}
+            log_p = self.logits(h).log_softmax(-1).gather(2, inside[..., None]).squeeze(-1)
+            return log_p, torch.zeros_like(log_p)
         src_ext = src_ext[:, : valid.shape[1]]
         keys = self.copy.w_h(memory)
         p_vocab = self.logits(h).softmax(-1)  # (B, T, V)
         coverage = torch.zeros(valid.shape, device=h.device)
-        nll, cov = [], []
+        log_p, overlap = [], []
         for t in range(h.shape[1]):
             a, p_gen = self.copy.step(keys, memory, valid, h[:, t], x[:, t], coverage)
             p = self.copy.mix(p_vocab[:, t], a, p_gen, src_ext, n_ext)
-            nll.append(-(p.gather(1, targets[:, t : t + 1]).squeeze(1) + 1e-9).log())
-            cov.append(torch.minimum(a, coverage).sum(-1))
+            log_p.append((p.gather(1, targets[:, t : t + 1]).squeeze(1) + 1e-9).log())
+            overlap.append(torch.minimum(a, coverage).sum(-1))
             coverage = coverage + a
-        nll_t, cov_t = torch.stack(nll, 1)[real].mean(), torch.stack(cov, 1)[real].mean()
-        return {"loss": nll_t + self.cfg.coverage_weight * cov_t, "nll": nll_t,
-                "coverage": cov_t}
+        return torch.stack(log_p, 1), torch.stack(overlap, 1)

@@ -17,6 +17,11 @@ Scorer: listwise and linear, softmax over one article's candidates: DENSE_FEATUR
 (position, length, digits, quotes, similarity to the rest of the article and to its first
 sentence, ...) plus a hashed bag of the candidate's character bigrams (BUCKETS weights,
 averaged). Trained by training/headline/picker.py against the candidates' ROUGE-L F.
+
+Judge: the picker's SHORTLIST best candidates are re-ranked by their log-probability plus
+`judge_weight` times the generator's mean log-probability per token of the candidate as the
+article's headline (predictor.py; the weight is chosen on the dev sets, 0 = no judge): the
+generator has read 100k+ headlines and knows which spans read like one.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ CLAUSE_MARKS = "，；：,;:"
 BOILERPLATE = re.compile(r"^(新浪|原标题|来源|记者|本报|据|编辑|责任编辑|【|\[|图|视频"
                          r"|北京时间|日前|近日)")
 DENSE_FEATURES = POSITIONS + 16
+SHORTLIST = 8  # candidates the generator judges
 
 
 @dataclass(frozen=True)
@@ -137,9 +143,9 @@ class Pick:
 
 
 class ClausePicker(nn.Module):
-    def __init__(self, max_chars: int | None = None):
+    def __init__(self, max_chars: int | None = None, judge_weight: float = 0.0):
         super().__init__()
-        self.max_chars = max_chars
+        self.max_chars, self.judge_weight = max_chars, judge_weight
         self.dense = nn.Linear(DENSE_FEATURES, 1)
         self.bigrams = nn.EmbeddingBag(BUCKETS, 1, mode="mean")
         nn.init.zeros_(self.bigrams.weight)
@@ -155,21 +161,27 @@ class ClausePicker(nn.Module):
         return sents, candidates(sents, self.max_chars)
 
     @torch.no_grad()
-    def pick(self, article: str) -> Pick | None:
-        """The best candidate, or None when the article has none (no sentence to take)."""
+    def shortlist(self, article: str, size: int = SHORTLIST) -> list[Pick]:
+        """The `size` best candidates, best first; [] when the article has none."""
         sents, cands = self.candidates(article)
         if not cands:
-            return None
+            return []
         log_probs = self(*features(sents, cands)).log_softmax(0)
-        best = int(log_probs.argmax())
-        return Pick(cands[best].text, float(log_probs[best]))
+        top = log_probs.topk(min(size, len(cands)))
+        return [Pick(cands[k].text, float(lp))
+                for lp, k in zip(top.values.tolist(), top.indices.tolist(), strict=True)]
+
+    def pick(self, article: str) -> Pick | None:
+        """The best candidate by the picker alone, or None when there is none."""
+        best = self.shortlist(article, 1)
+        return best[0] if best else None
 
     def to_state(self) -> dict:
-        return {"max_chars": self.max_chars,
+        return {"max_chars": self.max_chars, "judge_weight": self.judge_weight,
                 "weights": {k: v.half() for k, v in self.state_dict().items()}}
 
     @classmethod
     def from_state(cls, state: dict) -> ClausePicker:
-        picker = cls(state["max_chars"])
+        picker = cls(state["max_chars"], state.get("judge_weight", 0.0))
         picker.load_state_dict({k: v.float() for k, v in state["weights"].items()})
         return picker.eval().requires_grad_(False)

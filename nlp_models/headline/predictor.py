@@ -14,8 +14,9 @@ score is its length-normalised log-probability (the beam's ranking score).
 
 A Chinese generator checkpoint may carry a clause picker (picker.py, `python -m training
 picker`): its best headline is then the article's span the picker chooses (scored by the
-picker's log-probability), followed by the generated ones; an article with no candidate
-span gets generated headlines only.
+picker's log-probability plus its judge weight times the generator's mean log-probability
+per token of the span), followed by the generated ones; an article with no candidate span
+gets generated headlines only.
 """
 
 from __future__ import annotations
@@ -34,10 +35,18 @@ from nlp_models.headline.decode import (
     repeat_rule,
 )
 from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
-from nlp_models.headline.picker import ClausePicker
+from nlp_models.headline.picker import SHORTLIST, ClausePicker, Pick
 from nlp_models.headline.runs import WholeRuns
 from nlp_models.headline.seq2bf import STRATEGIES, Seq2BF, Seq2BFConfig
-from nlp_models.headline.vocab import Source, Vocab, from_state, prefixed_source
+from nlp_models.headline.vocab import (
+    BOS,
+    EOS,
+    PAD,
+    Source,
+    Vocab,
+    from_state,
+    prefixed_source,
+)
 from nlp_models.headline.wholewords import WholeWords
 
 KINDS = ("generator", "he", "seq2bf")
@@ -154,7 +163,7 @@ class HeadlinePredictor:
             raise ValueError(f"a {self.kind} checkpoint generates constrained headlines only")
         if self.picker is None:
             return self._generate(articles, beam, n_best)
-        picks = [self.picker.pick(a) for a in articles]
+        picks = [self.extract(a) for a in articles]
         wanted = [i for i, p in enumerate(picks) if p is None or n_best > 1]
         generated = dict(zip(wanted, self._generate([articles[i] for i in wanted], beam,
                                                     n_best), strict=True))
@@ -166,6 +175,34 @@ class HeadlinePredictor:
                 rest = [(pick.text, pick.log_prob)] + [c for c in rest if c[0] != pick.text]
             out.append(Headlines.of(rest[:n_best], truncated[i]))
         return out
+
+    def extract(self, article: str) -> Pick | None:
+        """The picker's choice among its shortlist, judged by the generator."""
+        shortlist = self.picker.shortlist(article, SHORTLIST if self.picker.judge_weight else 1)
+        if len(shortlist) < 2:
+            return shortlist[0] if shortlist else None
+        judged = self.judge(article, [p.text for p in shortlist])
+        scores = [p.log_prob + self.picker.judge_weight * j for p, j in zip(shortlist, judged,
+                                                                             strict=True)]
+        best = max(range(len(scores)), key=scores.__getitem__)
+        return Pick(shortlist[best].text, scores[best])
+
+    @torch.no_grad()
+    def judge(self, article: str, spans: list[str]) -> list[float]:
+        """Each span's mean log-probability per token (its [EOS] included) as the article's
+        headline under the generator: teacher forcing, copying allowed."""
+        [source], _ = self._sources([article])
+        memory, valid = self.model.encode(torch.tensor([source.ids]))
+        targets = [self.vocab.encode_target(s, source.oovs)[: self.cfg.max_target] + [EOS]
+                   for s in spans]
+        n = len(spans)
+        y_out = _pad(targets)
+        log_p, _ = self.model.target_log_probs(
+            memory.expand(n, -1, -1), valid.expand(n, -1),
+            torch.tensor([source.ext_ids]).expand(n, -1), len(source.oovs),
+            _pad([[BOS, *t[:-1]] for t in targets]), y_out)
+        real = y_out != PAD
+        return ((log_p * real).sum(1) / real.sum(1)).tolist()
 
     def _generate(self, articles: list[str], beam: int, n_best: int) -> list[Headlines]:
         sources, truncated = self._sources(articles)

@@ -118,6 +118,21 @@ def test_served_best_headline_is_the_picked_span_then_generated_ones(predictor_w
     assert len({text for text, _ in three.candidates}) == len(three.candidates)
 
 
+def test_the_generator_judges_the_shortlist_when_it_has_a_weight(predictor_with_picker):
+    p = predictor_with_picker
+    shortlist = p.picker.shortlist(ARTICLE)
+    assert len(shortlist) > 2 and shortlist[0] == p.picker.pick(ARTICLE)
+    judged = p.judge(ARTICLE, [s.text for s in shortlist])
+    assert len(judged) == len(shortlist) and all(-50 < j < 0 for j in judged)
+    assert p.extract(ARTICLE) == p.picker.pick(ARTICLE)  # weight 0: the picker alone
+    p.picker.judge_weight = 1000.0  # the generator decides
+    try:
+        best = max(range(len(judged)), key=judged.__getitem__)
+        assert p.extract(ARTICLE).text == shortlist[best].text
+    finally:
+        p.picker.judge_weight = 0.0
+
+
 def test_an_article_without_a_sentence_falls_back_to_generation(predictor_with_picker):
     [out] = predictor_with_picker.headlines(["。。。"], beam=2, n_best=1)
     assert predictor_with_picker.picker.pick("。。。") is None

@@ -10,7 +10,9 @@ loss is the cross-entropy between the picker's softmax over the candidates and
 softmax(ROUGE-L F / tau), one article per step (Adam). After every epoch the picker is
 scored on each dev set (the ROUGE-L F of its picks); the epoch with the best mean is kept,
 as for the generators (training/headline/train.py: in-distribution dev and a held-out
-source, so that selection does not reward what only the training source does).
+source, so that selection does not reward what only the training source does). The judge
+weight (picker.py) is then chosen the same way from JUDGE_WEIGHTS: on each dev article the
+generator of --checkpoint scores the picker's shortlist.
 """
 
 from __future__ import annotations
@@ -25,13 +27,17 @@ from pathlib import Path
 
 import torch
 
-from nlp_models.headline.picker import Candidate, ClausePicker, features
+from nlp_models.headline.picker import SHORTLIST, Candidate, ClausePicker, features
+from nlp_models.headline.predictor import HeadlinePredictor
 from training.headline.metrics import rouge_per_article
 from training.paths import REPO_ROOT, data_dir
+
+JUDGE_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
 
 
 @dataclass
 class Article:
+    text: str
     candidates: list[Candidate]
     dense: torch.Tensor
     buckets: list[list[int]]
@@ -61,7 +67,7 @@ def prepare(pairs: list[tuple[str, str]], picker: ClausePicker, name: str) -> li
             dense, buckets = features(sents, cands)
             scores = [s["rougeL"].fmeasure for s in
                       rouge_per_article([c.text for c in cands], [headline] * len(cands), "zh")]
-            out.append(Article(cands, dense, buckets, scores, headline))
+            out.append(Article(article, cands, dense, buckets, scores, headline))
         if k % 2000 == 0 or k == len(pairs):
             print(f"{name}: {k}/{len(pairs)} articles prepared ({time.time() - start:.0f} s)",
                   file=sys.stderr, flush=True)
@@ -108,7 +114,36 @@ def train_picker(config: str, checkpoint: str, out: str) -> dict:
         if mean > best[0]:
             best = (mean, {k: v.clone() for k, v in picker.state_dict().items()}, epoch)
     picker.load_state_dict(best[1])
-    return _save(checkpoint, out, picker, config, cfg, curve, best[2], len(train))
+    picker.eval()
+    judged = choose_judge_weight(picker, checkpoint, devs)
+    picker.judge_weight = judged["judge_weight"]
+    return _save(checkpoint, out, picker, config, cfg, curve + [judged], best[2], len(train))
+
+
+def choose_judge_weight(picker: ClausePicker, checkpoint: str,
+                        devs: dict[str, tuple[list[Article], int]]) -> dict:
+    """The JUDGE_WEIGHTS entry with the best mean dev ROUGE-L F of the judged picks."""
+    generator = HeadlinePredictor.load(checkpoint)
+    dev: dict[float, dict[str, float]] = {w: {} for w in JUDGE_WEIGHTS}
+    for name, (articles, total) in devs.items():
+        sums, start = dict.fromkeys(JUDGE_WEIGHTS, 0.0), time.time()
+        for k, a in enumerate(articles, 1):
+            shortlist = picker.shortlist(a.text, SHORTLIST)
+            gold = dict(zip((c.text for c in a.candidates), a.scores, strict=True))
+            judged = generator.judge(a.text, [p.text for p in shortlist])
+            for w in JUDGE_WEIGHTS:
+                best = max(range(len(shortlist)),
+                           key=lambda i, w=w: shortlist[i].log_prob + w * judged[i])
+                sums[w] += gold[shortlist[best].text]
+            if k % 200 == 0 or k == len(articles):
+                print(f"judging {name}: {k}/{len(articles)} ({time.time() - start:.0f} s)",
+                      file=sys.stderr, flush=True)
+        for w in JUDGE_WEIGHTS:
+            dev[w][name] = round(sums[w] / max(total, 1), 4)
+    mean = {w: sum(d.values()) / len(d) for w, d in dev.items()}
+    weight = max(JUDGE_WEIGHTS, key=lambda w: (mean[w], -w))
+    return {"judge_weight": weight, "dev": dev[weight], "mean": round(mean[weight], 4),
+            "by_weight": {str(w): {**dev[w], "mean": round(mean[w], 4)} for w in JUDGE_WEIGHTS}}
 
 
 def _save(checkpoint: str, out: str, picker: ClausePicker, config: str, cfg: dict,
