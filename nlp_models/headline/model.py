@@ -181,14 +181,20 @@ class HeadlineGenerator(nn.Module):
                          targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Teacher forcing on encoded articles (B, S', D): each target token's log-probability
         (B, T) and its attention's overlap with the coverage so far (B, T; zeros without
-        copy). Training's loss, and the clause picker's judge of candidate headlines."""
-        h, x, _ = self.decode_step(y_in, 0, None, self.cross_keys_values(memory), valid)
+        copy). Training's loss, and the clause picker's judge of candidate headlines: there
+        one article (batch 1) is read once and its projections shared by the B targets."""
+        n = y_in.shape[0]
+        cross_kv = [(k.expand(n, -1, -1, -1), v.expand(n, -1, -1, -1))
+                    for k, v in self.cross_keys_values(memory)]
+        valid = valid.expand(n, -1)
+        h, x, _ = self.decode_step(y_in, 0, None, cross_kv, valid)
         if self.copy is None:
             inside = targets.masked_fill(targets >= self.cfg.vocab_size, UNK)
             log_p = self.logits(h).log_softmax(-1).gather(2, inside[..., None]).squeeze(-1)
             return log_p, torch.zeros_like(log_p)
-        src_ext = src_ext[:, : valid.shape[1]]
-        keys = self.copy.w_h(memory)
+        src_ext = src_ext[:, : valid.shape[1]].expand(n, -1)
+        keys = self.copy.w_h(memory).expand(n, -1, -1)
+        memory = memory.expand(n, -1, -1)
         p_vocab = self.logits(h).softmax(-1)  # (B, T, V)
         coverage = torch.zeros(valid.shape, device=h.device)
         log_p, overlap = [], []

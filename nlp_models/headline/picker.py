@@ -50,7 +50,7 @@ CLAUSE_MARKS = "，；：,;:"
 BOILERPLATE = re.compile(r"^(新浪|原标题|来源|记者|本报|据|编辑|责任编辑|【|\[|图|视频"
                          r"|北京时间|日前|近日)")
 DENSE_FEATURES = POSITIONS + 16
-SHORTLIST = 8  # candidates the generator judges
+SHORTLIST = 4  # candidates the generator judges (dev: 4 and 8 score the same; 4 is half the cost)
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ from nlp_models.headline.vocab import (
 from nlp_models.headline.wholewords import WholeWords
 
 KINDS = ("generator", "he", "seq2bf")
+JUDGED_TOKENS = 20  # a span's first tokens the judge reads (a longer span gets no [EOS])
 BATCH_TOKENS = 16_384  # padded source tokens per forward pass
 
 
@@ -190,17 +191,16 @@ class HeadlinePredictor:
     @torch.no_grad()
     def judge(self, article: str, spans: list[str]) -> list[float]:
         """Each span's mean log-probability per token (its [EOS] included) as the article's
-        headline under the generator: teacher forcing, copying allowed."""
+        headline under the generator: teacher forcing, copying allowed; of a span longer
+        than JUDGED_TOKENS, its beginning (the judge's cost grows with the longest span)."""
         [source], _ = self._sources([article])
         memory, valid = self.model.encode(torch.tensor([source.ids]))
-        targets = [self.vocab.encode_target(s, source.oovs)[: self.cfg.max_target] + [EOS]
-                   for s in spans]
-        n = len(spans)
+        targets = [ids + [EOS] if len(ids) < JUDGED_TOKENS else ids[:JUDGED_TOKENS]
+                   for ids in (self.vocab.encode_target(s, source.oovs) for s in spans)]
         y_out = _pad(targets)
-        log_p, _ = self.model.target_log_probs(
-            memory.expand(n, -1, -1), valid.expand(n, -1),
-            torch.tensor([source.ext_ids]).expand(n, -1), len(source.oovs),
-            _pad([[BOS, *t[:-1]] for t in targets]), y_out)
+        log_p, _ = self.model.target_log_probs(memory, valid, torch.tensor([source.ext_ids]),
+                                               len(source.oovs),
+                                               _pad([[BOS, *t[:-1]] for t in targets]), y_out)
         real = y_out != PAD
         return ((log_p * real).sum(1) / real.sum(1)).tolist()
 
