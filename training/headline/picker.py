@@ -164,4 +164,6 @@ def _save(checkpoint: str, out: str, picker: ClausePicker, config: str, cfg: dic
               "finished_at": now(), "training_articles": articles, "curve": curve,
               "best_epoch": epoch}
     (path.parent / "run.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
-    return {"checkpoint": str(path), "best_epoch": epoch, **curve[epoch - 1]["dev"]}
+    judged = curve[-1]
+    return {"checkpoint": str(path), "best_epoch": epoch, "picker_alone": curve[epoch - 1]["dev"],
+            "judge_weight": judged["judge_weight"], "dev": judged["dev"], "mean": judged["mean"]}
