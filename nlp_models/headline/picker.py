@@ -139,7 +139,9 @@ def features(sents: list[str], cands: list[Candidate]) -> tuple[torch.Tensor, li
 @dataclass
 class Pick:
     text: str
-    log_prob: float  # the picker's log-probability of this candidate among the article's
+    # the picker's log-probability of this candidate among the article's (once judged,
+    # plus judge_weight times the generator's mean log-probability per token)
+    log_prob: float
 
 
 class ClausePicker(nn.Module):
