@@ -97,15 +97,16 @@ def _bigrams(text: str) -> list[str]:
     return [text[k : k + 2] for k in range(len(text) - 1)]
 
 
-def _cosine(a: list[str], b: list[str]) -> float:
-    ca, cb = Counter(a), Counter(b)
-    dot = sum(n * cb[k] for k, n in ca.items())
-    norm = math.sqrt(sum(n * n for n in ca.values()) * sum(n * n for n in cb.values()))
+def _cosine(a: Counter[str], b: Counter[str]) -> float:
+    dot = sum(n * b[k] for k, n in a.items())
+    norm = math.sqrt(sum(n * n for n in a.values()) * sum(n * n for n in b.values()))
     return dot / norm if norm else 0.0
 
 
-def _dense(c: Candidate, n_sentences: int, rest: list[str], first: list[str]) -> list[float]:
+def _dense(c: Candidate, n_sentences: int, rest: Counter[str],
+           first: Counter[str]) -> list[float]:
     text, length = c.text, len(c.text)
+    own = Counter(_bigrams(text))
     position = [0.0] * POSITIONS
     position[min(c.sentence, POSITIONS - 1)] = 1.0
     return position + [
@@ -115,8 +116,8 @@ def _dense(c: Candidate, n_sentences: int, rest: list[str], first: list[str]) ->
         float("“" in text or "”" in text),
         float("《" in text),
         float(bool(re.search(r"[A-Za-z]{2,}", text))),
-        _cosine(_bigrams(text), rest),  # how central to the article
-        _cosine(_bigrams(text), first) if c.sentence else 1.0,  # how close to the lead
+        _cosine(own, rest),  # how central to the article
+        _cosine(own, first) if c.sentence else 1.0,  # how close to the lead
         float(c.clause == 0), float(c.whole), min(c.clause, 5) / 5,
         float(bool(BOILERPLATE.match(text))),
         float(text.endswith(("？", "?"))),
@@ -126,11 +127,12 @@ def _dense(c: Candidate, n_sentences: int, rest: list[str], first: list[str]) ->
 
 def features(sents: list[str], cands: list[Candidate]) -> tuple[torch.Tensor, list[list[int]]]:
     """(C, DENSE_FEATURES) dense features and, per candidate, its bigram bucket ids."""
-    grams = [_bigrams(s) for s in sents[:CONTEXT_SENTENCES]]
+    grams = [Counter(_bigrams(s)) for s in sents[:CONTEXT_SENTENCES]]
+    everything = sum(grams, Counter())
+    rest = {i: everything - grams[i] for i in {c.sentence for c in cands}}  # once per sentence
     dense, buckets = [], []
     for c in cands:
-        rest = [g for j, gs in enumerate(grams) if j != c.sentence for g in gs]
-        dense.append(_dense(c, len(sents[:CONTEXT_SENTENCES]), rest, grams[0]))
+        dense.append(_dense(c, len(grams), rest[c.sentence], grams[0]))
         buckets.append(sorted({zlib.crc32(g.encode()) % BUCKETS for g in _bigrams(c.text)})
                        or [0])
     return torch.tensor(dense), buckets
