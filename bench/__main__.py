@@ -4,7 +4,8 @@
     python -m bench pos-peer [--data FILE --tagset ptb|ark|universal ...] [--repeats 3]
                              [--model CKPT]
     python -m bench hashtag [--posts 1000] [--beam 4] [--skip-pipeline]
-    python -m bench headline [--articles 30] [--words 400] [--skip-pipeline]
+    python -m bench headline [--lang en|zh] [--articles 30] [--words 400] [--chars 800]
+                             [--skip-pipeline]
     python -m bench headline-api [--requests 32] [--words 400] [--articles 8]
     python -m bench faults [--posts 5000] [--rate 100] [--only worker_kill,...]
     python -m bench headline-api-overload [--clients 20] [--seconds 30] [--words 400]
@@ -45,7 +46,9 @@ def main() -> None:
     p_head = sub.add_parser("headline", help="headline generators: in process vs Triton vs "
                             "pipeline")
     p_head.add_argument("--articles", type=int, default=30)
-    p_head.add_argument("--words", type=int, default=400, help="words per article")
+    p_head.add_argument("--words", type=int, default=400, help="words per English article")
+    p_head.add_argument("--lang", choices=("en", "zh"), default="en")
+    p_head.add_argument("--chars", type=int, default=800, help="characters per Chinese article")
     p_head.add_argument("--skip-pipeline", action="store_true", help="only in process and Triton")
     p_api = sub.add_parser("headline-api", help="gRPC headline API at concurrency 1/4/16 vs "
                            "in process")
@@ -102,7 +105,8 @@ def main() -> None:
     elif args.which == "headline":
         from bench.headline import run as run_headline
 
-        print(json.dumps(run_headline(args.articles, args.words, args.skip_pipeline), indent=2))
+        print(json.dumps(run_headline(args.articles, args.words, args.skip_pipeline, args.lang,
+                                      args.chars), indent=2))
     elif args.which == "headline-api":
         from bench.headline_api import run as run_api
 

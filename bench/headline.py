@@ -1,6 +1,7 @@
 """Headline generation, per-article latency and articles per second, measured in one run.
 
-    python -m bench headline [--articles 30] [--words 400] [--skip-pipeline]
+    python -m bench headline [--lang en|zh] [--articles 30] [--words 400] [--chars 800]
+                             [--skip-pipeline]
 
 For each generator (full; constrained with one phrase per article):
 (a) in_process  the shipped model in this process, one article at a time (latency
@@ -12,7 +13,11 @@ and for the whole flow:
                 article produced until the last one is searchable (articles/s)
 
 Articles are English test articles (Reuters), lengthened or cut to `words` words (the
-issue's "typical article" is 400 words); phrases are the data's given phrases.
+issue's "typical article" is 400 words), or with --lang zh Chinese test articles (CCF inews,
+the Chinese test source with full-length articles) cut to `chars` characters (800: about 400
+words, jieba's words averaging 1.86 characters on them, plus punctuation); phrases are the
+data's given phrases. A Chinese generator with a clause picker is also measured without it
+(`headline_generator_no_picker`), side by side, so the picker's share is a ratio.
 """
 
 from __future__ import annotations
@@ -32,20 +37,31 @@ from services.settings import REPO_ROOT
 MODELS = ("headline_generator", "constrained_headline_generator")
 
 
-def load_articles(n: int, words: int) -> list[tuple[str, str]]:
-    """(article, phrase) pairs of exactly `words` words, from the English test split."""
+SOURCES = {"en": "reuters21578", "zh": "ccf-bdci2019-inews"}
+
+
+def load_articles(n: int, words: int, lang: str = "en",
+                  chars: int = 800) -> list[tuple[str, str]]:
+    """(article, phrase) pairs from the language's test split, the longest articles first:
+    English of exactly `words` words (short ones repeated), Chinese cut to `chars`
+    characters (articles whose phrase is in what is kept)."""
     from training.paths import data_dir
 
     rows = [json.loads(line) for line in
-            (data_dir() / "headline" / "en" / "test.jsonl").read_text().splitlines()]
-    rows = [r for r in rows if r["source"] == "reuters21578" and r["phrase_in_article"]]
-    rows.sort(key=lambda r: -len(r["article"].split()))
+            (data_dir() / "headline" / lang / "test.jsonl").read_text().splitlines()]
+    rows = [r for r in rows if r["source"] == SOURCES[lang] and r["phrase_in_article"]]
+    if lang == "zh":
+        rows = [r for r in rows if r["phrase"] in r["article"][:chars]]
+    rows.sort(key=lambda r: -len(r["article"].split() if lang == "en" else r["article"]))
     out = []
     for r in rows[:n]:
-        text = r["article"].split()
-        while len(text) < words:
-            text += r["article"].split()
-        out.append((" ".join(text[:words]), r["phrase"]))
+        if lang == "zh":
+            out.append((r["article"][:chars], r["phrase"]))
+            continue
+        tokens = r["article"].split()
+        while len(tokens) < words:
+            tokens += r["article"].split()
+        out.append((" ".join(tokens[:words]), r["phrase"]))
     return out
 
 
@@ -68,7 +84,7 @@ def _timed(call, items: list) -> list[float]:
     return times
 
 
-def bench_in_process(pairs: list[tuple[str, str]]) -> dict:
+def bench_in_process(pairs: list[tuple[str, str]], lang: str = "en") -> dict:
     import torch
 
     from nlp_models.headline.serving import ConstrainedHeadlineService, HeadlineService
@@ -78,7 +94,11 @@ def bench_in_process(pairs: list[tuple[str, str]]) -> dict:
     torch.set_num_threads(1)  # as each Triton model instance (torch_threads in its config)
     full = HeadlineService(serving_dir(FULL_MODEL), beam=4, n_best=3)
     constrained = ConstrainedHeadlineService(serving_dir(CONSTRAINED_MODEL), beam=3, n_best=3)
-    calls = _calls(full, constrained)
+    calls = _calls(full, constrained, lang)
+    if full.predictors[lang].picker is not None:
+        plain = HeadlineService(serving_dir(FULL_MODEL), beam=4, n_best=3)
+        plain.predictors[lang].picker = None
+        calls["headline_generator_no_picker"] = _calls(plain, constrained, lang)[MODELS[0]]
     result = {}
     for model, call in calls.items():
         call(pairs[:2])  # warm-up
@@ -91,22 +111,22 @@ def bench_in_process(pairs: list[tuple[str, str]]) -> dict:
     return result
 
 
-def _calls(full, constrained) -> dict:
+def _calls(full, constrained, lang: str) -> dict:
     """One call per model on a batch of (article, phrase) pairs; the same for the in-process
     services and the Triton clients (which return awaitables)."""
     return {
         "headline_generator": lambda batch: full.generate([a for a, _ in batch],
-                                                          ["en"] * len(batch)),
+                                                          [lang] * len(batch)),
         "constrained_headline_generator": lambda batch: constrained.generate(
-            [a for a, _ in batch], ["en"] * len(batch), [p for _, p in batch], [""] * len(batch)),
+            [a for a, _ in batch], [lang] * len(batch), [p for _, p in batch], [""] * len(batch)),
     }
 
 
-async def _triton(pairs: list[tuple[str, str]], url: str) -> dict:
+async def _triton(pairs: list[tuple[str, str]], url: str, lang: str) -> dict:
     from services.triton import ConstrainedHeadlineClient, HeadlineClient
 
     full, constrained = HeadlineClient(url), ConstrainedHeadlineClient(url)
-    calls = _calls(full, constrained)
+    calls = _calls(full, constrained, lang)
     result = {}
     for model, call in calls.items():
         await call(pairs[:2])
@@ -130,7 +150,8 @@ async def _triton(pairs: list[tuple[str, str]], url: str) -> dict:
     return result
 
 
-def bench_pipeline(pairs: list[tuple[str, str]], settings, timeout: float = 1200) -> dict:
+def bench_pipeline(pairs: list[tuple[str, str]], settings, lang: str,
+                   timeout: float = 1200) -> dict:
     """Articles per second through the whole articles flow (both generators per article)."""
     import psutil
     from kafka import KafkaProducer
@@ -159,7 +180,7 @@ def bench_pipeline(pairs: list[tuple[str, str]], settings, timeout: float = 1200
     def produce(items: list[tuple[str, str, str]]) -> None:
         producer = KafkaProducer(bootstrap_servers=settings.kafka_bootstrap, acks="all")
         for key, body, phrase in items:
-            value = pb.Article(id=key, lang="en", body=body, required_phrases=[phrase])
+            value = pb.Article(id=key, lang=lang, body=body, required_phrases=[phrase])
             producer.send(cfg.topics.articles_raw, key=key.encode(),
                           value=value.SerializeToString())
         producer.flush()
@@ -183,20 +204,26 @@ def bench_pipeline(pairs: list[tuple[str, str]], settings, timeout: float = 1200
             "worker_rss_mib": round(worker_rss / 2**20), "worker_log": str(log_path)}
 
 
-def run(n_articles: int, words: int, skip_pipeline: bool) -> dict:
+def run(n_articles: int, words: int, skip_pipeline: bool, lang: str = "en",
+        chars: int = 800) -> dict:
     from deploy.stack import servers
     from services.settings import Settings
 
     settings = Settings.from_env()
-    pairs = load_articles(n_articles, words)
-    result: dict = {"benchmark": "headline", "machine_cores": _cores(), "words": words,
-                    "in_process": bench_in_process(pairs)}
+    pairs = load_articles(n_articles, words, lang, chars)
+    size = {"words": words} if lang == "en" else {"chars": chars}
+    result: dict = {"benchmark": "headline", "lang": lang, "machine_cores": _cores(), **size,
+                    "in_process": bench_in_process(pairs, lang)}
+    if "headline_generator_no_picker" in result["in_process"]:
+        result["picker_p50_vs_no_picker_p50"] = round(
+            result["in_process"][MODELS[0]]["p50_ms"]
+            / result["in_process"]["headline_generator_no_picker"]["p50_ms"], 3)
     for srv in servers(["triton"], settings):
         srv.start(timeout=300)
     for model in MODELS:
         _reload_model(settings, model)
     url = f"{settings.host}:{settings.triton_grpc_port}"
-    result["triton"] = asyncio.run(_triton(pairs, url))
+    result["triton"] = asyncio.run(_triton(pairs, url, lang))
     result["ratios"] = {
         f"{m}_triton_p50_vs_in_process_p50": round(
             result["triton"][m]["p50_ms"] / result["in_process"][m]["p50_ms"], 3)
@@ -204,7 +231,7 @@ def run(n_articles: int, words: int, skip_pipeline: bool) -> dict:
     if not skip_pipeline:
         for srv in servers(None, settings):
             srv.start(timeout=300)
-        pipe = bench_pipeline(pairs, settings)
+        pipe = bench_pipeline(pairs, settings, lang)
         result["pipeline"] = pipe
         # in process, an article costs one full and one constrained generation (batched)
         per_article = sum(1 / result["in_process"][m]["batched_articles_per_s"] for m in MODELS)

@@ -199,13 +199,14 @@ class GeneratorSearch(_Search):
     def __init__(self, model: HeadlineGenerator, src: torch.Tensor, src_ext: torch.Tensor,
                  n_ext: int, beam: int, min_tokens: int, rule: RepeatRule | None = None,
                  words: WholeWords | WholeRuns | None = None,
-                 articles: Sequence[ArticleWords | ArticleRuns] | None = None):
+                 articles: Sequence[ArticleWords | ArticleRuns] | None = None,
+                 encoded: tuple[torch.Tensor, torch.Tensor] | None = None):
         self.model, self.beam, self.n_ext, self.min_tokens = model, beam, n_ext, min_tokens
         self.words = words
         if words is not None and articles is not None:  # one entry per hypothesis row
             self.row_words = np.empty(len(articles) * beam, dtype=object)
             self.row_words[:] = [a for a in articles for _ in range(beam)]
-        memory, valid = model.encode(src)
+        memory, valid = model.encode(src) if encoded is None else encoded
         self.cross_kv = [(expand(k, beam), expand(v, beam))
                          for k, v in model.cross_keys_values(memory)]
         self.valid = expand(valid, beam)
@@ -378,13 +379,15 @@ def generate(model: HeadlineGenerator, src: torch.Tensor, src_ext: torch.Tensor,
              beam: int = 4, n_best: int = 1, alpha: float = 1.0,
              min_tokens: int = MIN_TOKENS["en"], rule: RepeatRule | None = None,
              words: WholeWords | WholeRuns | None = None,
-             articles: Sequence[ArticleWords | ArticleRuns] | None = None
+             articles: Sequence[ArticleWords | ArticleRuns] | None = None,
+             encoded: tuple[torch.Tensor, torch.Tensor] | None = None
              ) -> list[list[Hypothesis]]:
     """``words`` and ``articles`` (one per input): the rule the article sets, whole words
-    (wholewords.py) or whole numbers and Latin words (runs.py)."""
+    (wholewords.py) or whole numbers and Latin words (runs.py). ``encoded``: `model.encode(src)`
+    when the caller has it already (the clause picker's judge reads the same articles)."""
     model.eval()
     search = GeneratorSearch(model, src, src_ext, n_ext, beam, min_tokens, rule, words,
-                             articles)
+                             articles, encoded)
     return beam_search(search, src.shape[0], beam, n_best, model.cfg.max_target, alpha)
 
 

@@ -21,6 +21,7 @@ gets generated headlines only.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -52,6 +53,16 @@ from nlp_models.headline.wholewords import WholeWords
 KINDS = ("generator", "he", "seq2bf")
 JUDGED_TOKENS = 20  # a span's first tokens the judge reads (a longer span gets no [EOS])
 BATCH_TOKENS = 16_384  # padded source tokens per forward pass
+
+
+@dataclass
+class Encoded:
+    """A group of articles as the encoder read them."""
+    group: list[int]  # their indices in the request
+    sources: list[Source]
+    src_ext: torch.Tensor  # (B, S) extended ids, padded
+    memory: torch.Tensor  # (B, S', D) encoder states
+    valid: torch.Tensor  # (B, S') which states are article tokens
 
 
 @dataclass
@@ -162,62 +173,71 @@ class HeadlinePredictor:
         picker, generated headlines for the rest of the n_best."""
         if self.kind != "generator":
             raise ValueError(f"a {self.kind} checkpoint generates constrained headlines only")
-        if self.picker is None:
-            return self._generate(articles, beam, n_best)
-        picks = [self.extract(a) for a in articles]
-        wanted = [i for i, p in enumerate(picks) if p is None or n_best > 1]
-        generated = dict(zip(wanted, self._generate([articles[i] for i in wanted], beam,
-                                                    n_best), strict=True))
-        _, truncated = self._sources(articles)
-        out = []
-        for i, pick in enumerate(picks):
-            rest = generated[i].candidates if i in generated else []
-            if pick is not None:
-                rest = [(pick.text, pick.log_prob)] + [c for c in rest if c[0] != pick.text]
-            out.append(Headlines.of(rest[:n_best], truncated[i]))
+        sources, truncated = self._sources(articles)
+        out: list[Headlines | None] = [None] * len(articles)
+        for batch in self._encoded(sources):
+            picks = [self._pick(articles[i], batch, k) if self.picker else None
+                     for k, i in enumerate(batch.group)]
+            # a pick takes the first place: beam search fills the others (it stops sooner
+            # the fewer it must find), or all of them for an article with no span to pick
+            wanted = n_best if None in picks else n_best - 1
+            generated = (self._search(batch, [articles[i] for i in batch.group], beam, wanted)
+                         if wanted else [[] for _ in picks])
+            for i, pick, rest in zip(batch.group, picks, generated, strict=True):
+                if pick is not None:
+                    rest = [(pick.text, pick.log_prob)] + [c for c in rest if c[0] != pick.text]
+                out[i] = Headlines.of(rest[:n_best], truncated[i])
         return out
 
-    def extract(self, article: str) -> Pick | None:
-        """The picker's choice among its shortlist, judged by the generator."""
+    @torch.no_grad()
+    def _encoded(self, sources: list[Source]) -> Iterator[Encoded]:
+        """The articles in groups of similar length, each group read by the encoder once
+        (beam search and the picker's judge share it)."""
+        for group in _batches([len(s.ids) for s in sources]):
+            chunk = [sources[i] for i in group]
+            memory, valid = self.model.encode(_pad([s.ids for s in chunk]))
+            yield Encoded(group, chunk, _pad([s.ext_ids for s in chunk]), memory, valid)
+
+    def _search(self, batch: Encoded, texts: list[str], beam: int,
+                n_best: int) -> list[list[tuple[str, float]]]:
+        """Beam search on one encoded group: per article, its n_best (headline, score)."""
+        hyps = generate(self.model, _pad([s.ids for s in batch.sources]), batch.src_ext,
+                        max(len(s.oovs) for s in batch.sources), beam, n_best, self.alpha,
+                        self.min_tokens, self.rule, self.words,
+                        self._article_words(texts, batch.sources), (batch.memory, batch.valid))
+        return [[(self.vocab.decode(x.tokens, s.oovs), x.score) for x in h]
+                for s, h in zip(batch.sources, hyps, strict=True)]
+
+    def _pick(self, article: str, batch: Encoded, k: int) -> Pick | None:
+        """The picker's choice among its shortlist for the group's k-th article, judged by
+        the generator."""
         shortlist = self.picker.shortlist(article, SHORTLIST if self.picker.judge_weight else 1)
         if len(shortlist) < 2:
             return shortlist[0] if shortlist else None
-        judged = self.judge(article, [p.text for p in shortlist])
+        judged = self._judge(batch, k, [p.text for p in shortlist])
         scores = [p.log_prob + self.picker.judge_weight * j for p, j in zip(shortlist, judged,
                                                                              strict=True)]
         best = max(range(len(scores)), key=scores.__getitem__)
         return Pick(shortlist[best].text, scores[best])
 
-    @torch.no_grad()
     def judge(self, article: str, spans: list[str]) -> list[float]:
         """Each span's mean log-probability per token (its [EOS] included) as the article's
         headline under the generator: teacher forcing, copying allowed; of a span longer
         than JUDGED_TOKENS, its beginning (the judge's cost grows with the longest span)."""
-        [source], _ = self._sources([article])
-        memory, valid = self.model.encode(torch.tensor([source.ids]))
+        sources, _ = self._sources([article])
+        return self._judge(next(self._encoded(sources)), 0, spans)
+
+    @torch.no_grad()
+    def _judge(self, batch: Encoded, k: int, spans: list[str]) -> list[float]:
+        source = batch.sources[k]
         targets = [ids + [EOS] if len(ids) < JUDGED_TOKENS else ids[:JUDGED_TOKENS]
                    for ids in (self.vocab.encode_target(s, source.oovs) for s in spans)]
         y_out = _pad(targets)
-        log_p, _ = self.model.target_log_probs(memory, valid, torch.tensor([source.ext_ids]),
-                                               len(source.oovs),
+        log_p, _ = self.model.target_log_probs(batch.memory[k : k + 1], batch.valid[k : k + 1],
+                                               batch.src_ext[k : k + 1], len(source.oovs),
                                                _pad([[BOS, *t[:-1]] for t in targets]), y_out)
         real = y_out != PAD
         return ((log_p * real).sum(1) / real.sum(1)).tolist()
-
-    def _generate(self, articles: list[str], beam: int, n_best: int) -> list[Headlines]:
-        sources, truncated = self._sources(articles)
-        out: list[Headlines | None] = [None] * len(articles)
-        for group in _batches([len(s.ids) for s in sources]):
-            chunk = [sources[i] for i in group]
-            n_ext = max(len(s.oovs) for s in chunk)
-            arts = self._article_words([articles[i] for i in group], chunk)
-            hyps = generate(self.model, _pad([s.ids for s in chunk]),
-                            _pad([s.ext_ids for s in chunk]), n_ext, beam, n_best, self.alpha,
-                            self.min_tokens, self.rule, self.words, arts)
-            for i, s, h in zip(group, chunk, hyps, strict=True):
-                out[i] = Headlines.of([(self.vocab.decode(x.tokens, s.oovs), x.score)
-                                       for x in h], truncated[i])
-        return out
 
     def constrained(self, articles: list[str], phrases: list[str], strategy: str | None = None,
                     beam: int = 3, n_best: int = 1) -> list[Headlines]:
