@@ -5,6 +5,7 @@
     python -m training data hashtag --out DIR [--lang en zh]
     python -m training data pos --out data/pos --ewt UD_English-EWT --gum UD_English-GUM
     python -m training data headline-sina --sina SINA_CHECKOUT --out data/headline
+    python -m training data headline-portal --portal PORTAL_CHECKOUT --out data/headline
     python -m training data pos-pseudo --teacher A.pt --teacher B.pt --out data/pos/pseudo
         [--tweets 8000] [--tagset ptb|ark]
     python -m training train hashtag --config training/configs/hashtag_en.toml
@@ -102,8 +103,8 @@ def main(argv: list[str] | None = None) -> None:
                             "tags from UD treebanks, DIR/ud_ewt/all.conll, DIR/ud_gum/open.conll; "
                             "pos-pseudo -> DIR/tweets.conll, raw tweets every --teacher tags "
                             "alike; last line is JSON counts")
-    p_data.add_argument("task", choices=["hashtag", "headline", "headline-sina", "pos",
-                                         "pos-pseudo"])
+    p_data.add_argument("task", choices=["hashtag", "headline", "headline-sina",
+                                         "headline-portal", "pos", "pos-pseudo"])
     p_data.add_argument("--out", required=True, help="output directory")
     p_data.add_argument("--lang", nargs="+", choices=["en", "zh"], default=["en", "zh"])
     p_data.add_argument("--ewt", type=Path, help="pos: checkout of UD_English-EWT")
@@ -113,6 +114,9 @@ def main(argv: list[str] | None = None) -> None:
     p_data.add_argument("--sina", type=Path, help="headline-sina: checkout of "
                         "Patrick233/Cluster-Chinese-news-Article at d1badb6 (Chinese test "
                         "set of an unseen source -> DIR/zh/unseen_sina.jsonl)")
+    p_data.add_argument("--portal", type=Path, help="headline-portal: checkout of "
+                        "lzjqsdd/NewsSpider at 58c576e (Chinese test set of other unseen "
+                        "sources -> DIR/zh/unseen_portal.jsonl)")
     p_data.add_argument("--teacher", action="append", default=[], metavar="CKPT",
                         help="pos-pseudo: a tagger checkpoint that votes (two or more)")
     p_data.add_argument("--tweets", type=int, default=8000,
@@ -297,6 +301,13 @@ def main(argv: list[str] | None = None) -> None:
             if args.sina is None:
                 raise SystemExit("headline-sina needs --sina DIR")
             build_sina(args.sina, data_dir(), Path(args.out))
+        elif args.task == "headline-portal":
+            from training.headline.portal import build as build_portal
+            from training.paths import data_dir
+
+            if args.portal is None:
+                raise SystemExit("headline-portal needs --portal DIR")
+            build_portal(args.portal, data_dir(), Path(args.out))
         elif args.task == "pos":
             from training.pos.treebanks import build as build_treebanks
 
