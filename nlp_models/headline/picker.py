@@ -6,9 +6,9 @@ score far above it (docs/models/headline.md, "Chinese news from an unseen source
 picker learns which span carries the news; its headline is faithful by construction: every
 character is the article's.
 
-Candidates: in each of the first MAX_SENTENCES sentences, every run of 1-MAX_CLAUSES
-consecutive clauses (a clause ends after ，；：,;:) of at least MIN_CHARS characters, its
-closing clause mark dropped; a sentence with no such run is a candidate whole. Runs longer
+Candidates: in each of the first MAX_SENTENCES sentences (the first without the dateline or
+byline that may open it), every run of 1-MAX_CLAUSES consecutive clauses (a clause ends
+after ，；：,;:) of at least MIN_CHARS characters, its closing clause mark dropped; a sentence with no such run is a candidate whole. Runs longer
 than the picker's `max_chars`, and spans that are no headline by the `degenerate` measure
 (training/headline/quality.py: under four characters, or a character trigram twice), are
 left out.
@@ -49,6 +49,11 @@ CLAUSE_MARKS = "，；：,;:"
 # openings that mark boilerplate rather than news: bylines, sources, captions, time stamps
 BOILERPLATE = re.compile(r"^(新浪|原标题|来源|记者|本报|据|编辑|责任编辑|【|\[|图|视频"
                          r"|北京时间|日前|近日)")
+# a dateline or byline that opens an article ("新浪娱乐讯 ", "中新社约翰内斯堡3月30日电 ",
+# "本报讯（记者 张三）"): no headline names who filed the story. 讯 ending a word (通讯, 腾讯,
+# 审讯, 死讯, 资讯, 喜讯, 音讯, 传讯) is no byline.
+BYLINE = re.compile(r"^\s*[^\s，。：:；;！？（()）]{1,24}?(?:(?<![通腾审死资喜音传])讯|日电|专电)"
+                    r"(?=[\s（(]|$)\s*(?:[（(][^（()）]{0,40}[）)]\s*)?")
 DENSE_FEATURES = POSITIONS + 16
 SHORTLIST = 4  # candidates the generator judges (dev: 4 and 8 score the same; 4 is half the cost)
 
@@ -80,6 +85,13 @@ def candidates(sents: list[str], max_chars: int | None = None) -> list[Candidate
         if not found and fits(sentence):
             out.append(Candidate(sentence, i, 0, True))
     return out
+
+
+def without_byline(sents: list[str]) -> list[str]:
+    """The article's sentences, the first without its dateline or byline (if text follows)."""
+    if sents and (m := BYLINE.match(sents[0])) and m.end() < len(sents[0]):
+        return [sents[0][m.end() :], *sents[1:]]
+    return sents
 
 
 def headline_like(text: str) -> bool:
@@ -161,7 +173,7 @@ class ClausePicker(nn.Module):
         return (self.dense(dense) + self.bigrams(flat, offsets)).squeeze(-1)
 
     def candidates(self, article: str) -> tuple[list[str], list[Candidate]]:
-        sents = sentences(article, "zh")
+        sents = without_byline(sentences(article, "zh"))
         return sents, candidates(sents, self.max_chars)
 
     @torch.no_grad()

@@ -15,6 +15,7 @@ from nlp_models.headline.picker import (
     candidates,
     features,
     headline_like,
+    without_byline,
 )
 from nlp_models.headline.predictor import HeadlinePredictor, save_checkpoint
 from nlp_models.headline.sentences import sentences
@@ -22,6 +23,24 @@ from nlp_models.headline.vocab import CharVocab
 
 ARTICLE = ("新华社北京11月3日电，国家统计局今天发布数据，前三季度经济增长百分之五。"
            "专家表示，消费是主要动力。\n记者：王明")
+
+
+@pytest.mark.parametrize(("first", "rest"), [
+    ("新浪娱乐讯 据香港媒体报道，艺人猝死", "据香港媒体报道，艺人猝死"),
+    ("中新社约翰内斯堡3月30日电 南非排外势力再次蠢蠢欲动", "南非排外势力再次蠢蠢欲动"),
+    ("本报讯（记者 邹强 通讯员 赵程）消防演练今天举行", "消防演练今天举行"),
+])
+def test_no_candidate_carries_the_byline_that_opens_the_article(first, rest):
+    picker = ClausePicker()
+    sents, cands = picker.candidates(first + "。专家表示，消费是主要动力。")
+    assert sents[0] == rest + "。" and without_byline([first]) == [rest]
+    assert not any(c.text.startswith(first[:3]) for c in cands)
+
+
+@pytest.mark.parametrize("sentence", ["不少饶舌界歌手得知他的死讯", "云通讯 今天发布新品",
+                                      "中国江苏网6月19日讯"])
+def test_words_that_end_in_the_byline_characters_stay(sentence):
+    assert without_byline([sentence, "二"]) == [sentence, "二"]
 
 
 def test_candidates_are_runs_of_up_to_three_clauses_without_their_closing_mark():
