@@ -8,10 +8,11 @@ character is the article's.
 
 Candidates: in each of the first MAX_SENTENCES sentences (the first without the dateline or
 byline that may open it), every run of 1-MAX_CLAUSES consecutive clauses (a clause ends
-after ，；：,;:) of at least MIN_CHARS characters, its closing clause mark dropped; a sentence with no such run is a candidate whole. Runs longer
-than the picker's `max_chars`, and spans that are no headline by the `degenerate` measure
-(training/headline/quality.py: under four characters, or a character trigram twice), are
-left out.
+after ，；：,;:) of at least MIN_CHARS characters, its closing clause mark dropped; a
+sentence with no such run is a candidate whole. Left out: runs longer than the picker's
+`max_chars`, spans that are no headline by the `degenerate` measure
+(training/headline/quality.py: under four characters, or a character trigram twice) and
+spans that leave a bracket or quotation mark open or close one they did not open.
 
 Scorer: listwise and linear, softmax over one article's candidates: DENSE_FEATURES
 (position, length, digits, quotes, similarity to the rest of the article and to its first
@@ -46,6 +47,7 @@ POSITIONS = 12  # one-hot sentence positions (the last one = 12th and later)
 BUCKETS = 1 << 16
 CLAUSE_END = re.compile(r"(?<=[，；：,;:])")
 CLAUSE_MARKS = "，；：,;:"
+MARK_PAIRS = ("（）", "()", "“”", "《》", "【】", "[]", "「」")
 # openings that mark boilerplate rather than news: bylines, sources, captions, time stamps
 BOILERPLATE = re.compile(r"^(新浪|原标题|来源|记者|本报|据|编辑|责任编辑|【|\[|图|视频"
                          r"|北京时间|日前|近日)")
@@ -70,7 +72,8 @@ def candidates(sents: list[str], max_chars: int | None = None) -> list[Candidate
     """The article's candidate spans, in reading order."""
 
     def fits(text: str) -> bool:
-        return headline_like(text) and (max_chars is None or len(text) <= max_chars)
+        return (headline_like(text) and balanced(text)
+                and (max_chars is None or len(text) <= max_chars))
 
     out: list[Candidate] = []
     for i, sentence in enumerate(sents[:MAX_SENTENCES]):
@@ -92,6 +95,21 @@ def without_byline(sents: list[str]) -> list[str]:
     if sents and (m := BYLINE.match(sents[0])) and m.end() < len(sents[0]):
         return [sents[0][m.end() :], *sents[1:]]
     return sents
+
+
+def balanced(text: str) -> bool:
+    """Every bracket and quotation mark the span opens it closes, and none it closes was
+    opened before it: a span cut from inside a quote or an aside (“是防民甚于防兵,
+    34岁，达州市通川区人）过程中…) reads as a fragment."""
+    for left, right in MARK_PAIRS:
+        depth = 0
+        for c in text:
+            depth += (c == left) - (c == right)
+            if depth < 0:
+                return False
+        if depth:
+            return False
+    return True
 
 
 def headline_like(text: str) -> bool:

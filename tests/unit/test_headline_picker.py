@@ -12,6 +12,7 @@ from nlp_models.headline.picker import (
     DENSE_FEATURES,
     MIN_CHARS,
     ClausePicker,
+    balanced,
     candidates,
     features,
     headline_like,
@@ -62,6 +63,21 @@ def test_spans_the_degenerate_measure_would_flag_are_no_candidates():
     assert not headline_like("王明。")  # under four characters
     assert not headline_like("金庸武侠剧和金庸武侠剧")  # a trigram twice
     assert not headline_like("哈哈哈大笑")  # a character three times in a row
+
+
+@pytest.mark.parametrize(("span", "ok"), [
+    ("“雷人”的禁毒标语", True), ("金庸在《神雕侠侣》如是说", True), ("（图）男子落水获救", True),
+    ("“是防民甚于防兵", False), ("34岁，达州市通川区人）过程中遭到嫌疑人", False),
+    ("”他说，“我们会赢", False), ("蒋介石说：“我不穿", False),
+])
+def test_a_span_leaves_no_bracket_or_quote_open_or_unopened(span, ok):
+    assert balanced(span) is ok
+
+
+def test_no_candidate_is_cut_from_inside_a_quote():
+    sents = ["他说：“我们今天一定会赢，明天也会赢。”比赛在北京举行，观众很多。"]
+    assert all(balanced(c.text) for c in candidates(sents))
+    assert any(c.text.startswith("他说：“我们今天") for c in candidates(sents))
     texts = [c.text for c in candidates(["钱德勒。", "金庸武侠剧和金庸武侠剧的故事。"])]
     assert texts == []
 
