@@ -12,7 +12,8 @@ after ，；：,;:) of at least MIN_CHARS characters, its closing clause mark dr
 sentence with no such run is a candidate whole. Left out: runs longer than the picker's
 `max_chars`, spans that are no headline by the `degenerate` measure
 (training/headline/quality.py: under four characters, or a character trigram twice) and
-spans that leave a bracket or quotation mark open or close one they did not open.
+spans that leave a bracket or quotation mark open or close one they did not open (the last
+two rules, and the byline, for pickers trained with them: RULES).
 
 Scorer: listwise and linear, softmax over one article's candidates: DENSE_FEATURES
 (position, length, digits, quotes, similarity to the rest of the article and to its first
@@ -57,6 +58,10 @@ BOILERPLATE = re.compile(r"^(新浪|原标题|来源|记者|本报|据|编辑|�
 BYLINE = re.compile(r"^\s*[^\s，。：:；;！？（()）]{1,24}?(?:(?<![通腾审死资喜音传])讯|日电|专电)"
                     r"(?=[\s（(]|$)\s*(?:[（(][^（()）]{0,40}[）)]\s*)?")
 DENSE_FEATURES = POSITIONS + 16
+# The candidate rules a picker was trained with, stored with it so that a published picker
+# keeps its candidates when the rules grow: 1 = no degenerate spans (headline_generator 15);
+# 2 = also the opening byline cut and no unbalanced brackets or quotes.
+RULES = 2
 SHORTLIST = 4  # candidates the generator judges (dev: 4 and 8 score the same; 4 is half the cost)
 
 
@@ -68,11 +73,12 @@ class Candidate:
     whole: bool  # the whole sentence
 
 
-def candidates(sents: list[str], max_chars: int | None = None) -> list[Candidate]:
-    """The article's candidate spans, in reading order."""
+def candidates(sents: list[str], max_chars: int | None = None,
+               rules: int = RULES) -> list[Candidate]:
+    """The article's candidate spans, in reading order (`rules` as in RULES)."""
 
     def fits(text: str) -> bool:
-        return (headline_like(text) and balanced(text)
+        return (headline_like(text) and (rules < 2 or balanced(text))
                 and (max_chars is None or len(text) <= max_chars))
 
     out: list[Candidate] = []
@@ -177,9 +183,10 @@ class Pick:
 
 
 class ClausePicker(nn.Module):
-    def __init__(self, max_chars: int | None = None, judge_weight: float = 0.0):
+    def __init__(self, max_chars: int | None = None, judge_weight: float = 0.0,
+                 rules: int = RULES):
         super().__init__()
-        self.max_chars, self.judge_weight = max_chars, judge_weight
+        self.max_chars, self.judge_weight, self.rules = max_chars, judge_weight, rules
         self.dense = nn.Linear(DENSE_FEATURES, 1)
         self.bigrams = nn.EmbeddingBag(BUCKETS, 1, mode="mean")
         nn.init.zeros_(self.bigrams.weight)
@@ -191,8 +198,10 @@ class ClausePicker(nn.Module):
         return (self.dense(dense) + self.bigrams(flat, offsets)).squeeze(-1)
 
     def candidates(self, article: str) -> tuple[list[str], list[Candidate]]:
-        sents = without_byline(sentences(article, "zh"))
-        return sents, candidates(sents, self.max_chars)
+        sents = sentences(article, "zh")
+        if self.rules >= 2:
+            sents = without_byline(sents)
+        return sents, candidates(sents, self.max_chars, self.rules)
 
     @torch.no_grad()
     def shortlist(self, article: str, size: int = SHORTLIST) -> list[Pick]:
@@ -212,10 +221,11 @@ class ClausePicker(nn.Module):
 
     def to_state(self) -> dict:
         return {"max_chars": self.max_chars, "judge_weight": self.judge_weight,
+                "rules": self.rules,
                 "weights": {k: v.half() for k, v in self.state_dict().items()}}
 
     @classmethod
     def from_state(cls, state: dict) -> ClausePicker:
-        picker = cls(state["max_chars"], state.get("judge_weight", 0.0))
+        picker = cls(state["max_chars"], state.get("judge_weight", 0.0), state.get("rules", 1))
         picker.load_state_dict({k: v.float() for k, v in state["weights"].items()})
         return picker.eval().requires_grad_(False)

@@ -38,6 +38,18 @@ def test_no_candidate_carries_the_byline_that_opens_the_article(first, rest):
     assert not any(c.text.startswith(first[:3]) for c in cands)
 
 
+def test_a_picker_keeps_the_candidate_rules_it_was_trained_with():
+    article = "新浪娱乐讯 他说：“我们今天一定会赢，明天也会赢。”比赛在北京举行。"
+    state = ClausePicker().to_state()
+    assert state["rules"] == 2
+    del state["rules"]  # a picker published before the byline and balance rules
+    old = ClausePicker.from_state(state)
+    sents, cands = old.candidates(article)
+    assert sents[0].startswith("新浪娱乐讯") and not all(balanced(c.text) for c in cands)
+    sents, cands = ClausePicker().candidates(article)
+    assert sents[0].startswith("他说") and all(balanced(c.text) for c in cands)
+
+
 @pytest.mark.parametrize("sentence", ["不少饶舌界歌手得知他的死讯", "云通讯 今天发布新品",
                                       "中国江苏网6月19日讯"])
 def test_words_that_end_in_the_byline_characters_stay(sentence):
