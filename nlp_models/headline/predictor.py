@@ -176,7 +176,7 @@ class HeadlinePredictor:
         sources, truncated = self._sources(articles)
         out: list[Headlines | None] = [None] * len(articles)
         for batch in self._encoded(sources):
-            picks = [self._pick(articles[i], batch, k) if self.picker else None
+            picks = [self._pick(articles[i], batch, k) if self.picker is not None else None
                      for k, i in enumerate(batch.group)]
             # a pick takes the first place: beam search fills the others (it stops sooner
             # the fewer it must find), or all of them for an article with no span to pick

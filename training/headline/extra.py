@@ -111,6 +111,35 @@ def is_new(headline: str, article: str, seen: set, heads: set, arts: set, counts
     return True
 
 
+UNSEEN_MIN_BODY = 200  # characters of body a Chinese test item of an unseen source needs
+
+
+def unseen_pair_zh(headline: str, article: str, seen: set, heads: set, arts: set, counts,
+                   name: str) -> tuple[str, bool] | None:
+    """A news item of a source no model trained on (sina.py, portal.py) as a Chinese test
+    pair: its phrase and whether that is verbatim in the article, or None with the reason
+    counted: `short_body` (under UNSEEN_MIN_BODY characters), `original_title` (the body's
+    start names the print edition's title, "原标题：…", which the headline often repeats: the
+    answer inside the question), the headline rules of `_filter`, a repeat (`is_new`),
+    `no_phrase`."""
+    if len("".join(article.split())) < UNSEEN_MIN_BODY:
+        counts.add(name, "dropped_short_body")
+        return None
+    if "原标题" in article[:200]:
+        counts.add(name, "dropped_original_title")
+        return None
+    if reason := _filter(headline, article, "zh"):
+        counts.add(name, f"dropped_{reason}")
+        return None
+    if not is_new(headline, article, seen, heads, arts, counts, name):
+        return None
+    phrase, verbatim = choose_phrase_zh(headline, article)
+    if not phrase:
+        counts.add(name, "dropped_no_phrase")
+        return None
+    return phrase, verbatim
+
+
 def dedup_key(headline: str, article: str) -> tuple[str, str]:
     return ("".join(headline.lower().split()), "".join(article.split())[:200])
 

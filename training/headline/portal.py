@@ -14,12 +14,11 @@ source no headline model trained on; Sina is the other, so items that mention Si
 
 Rules, each counted (last stdout line is JSON):
 * `duplicate_url`: a URL seen before;
-* `short_body`: fewer than 200 characters of body;
-* `original_title`: the body's start names the print edition's title ("原标题：…"), which
-  the headline often repeats (the answer inside the question; as sina.py);
 * `mentions_sina`: the body names Sina (新浪, sina), the other test source;
-* the headline rules of `extra._filter`, `duplicate` and `overlaps_existing` (as any pair of
-  the shared train/dev/test splits) and `no_phrase` (`extra.choose_phrase_zh`).
+* then those of Sina's set (`extra.unseen_pair_zh`): `short_body` (under 200 characters),
+  `original_title` (the body's start names the print edition's title, "原标题：…"), the
+  headline rules of `extra._filter`, `duplicate` and `overlaps_existing` (as any pair of the
+  shared train/dev/test splits) and `no_phrase`.
 Every item that passes is kept, in file and line order.
 """
 
@@ -32,18 +31,15 @@ from pathlib import Path
 
 from training.headline.extra import (
     Counts,
-    _filter,
     _row,
-    choose_phrase_zh,
     existing_keys,
-    is_new,
     normalise_text,
+    unseen_pair_zh,
     write_jsonl,
 )
 
 FOLDER = "testdata/data/orinews"
 SOURCE = "lzjqsdd/NewsSpider@58c576e (Toutiao, QQ and 163 news, 2016)"
-MIN_BODY = 200
 
 
 def site(url: str) -> str:
@@ -76,24 +72,12 @@ def convert(raw: list[dict], existing: Path, counts: Counts) -> list[dict]:
         urls.add(item.get("url"))
         headline = " ".join(item.get("title", "").split())
         article = normalise_text(item.get("content", "").replace("\u3000", " "), "zh")
-        if len("".join(article.split())) < MIN_BODY:
-            counts.add(name, "dropped_short_body")
-            continue
-        if "原标题" in article[:200]:
-            counts.add(name, "dropped_original_title")
-            continue
         if "新浪" in article or "sina" in article.lower():
             counts.add(name, "dropped_mentions_sina")
             continue
-        if reason := _filter(headline, article, "zh"):
-            counts.add(name, f"dropped_{reason}")
+        if not (pair := unseen_pair_zh(headline, article, seen, heads, arts, counts, name)):
             continue
-        if not is_new(headline, article, seen, heads, arts, counts, name):
-            continue
-        phrase, verbatim = choose_phrase_zh(headline, article)
-        if not phrase:
-            counts.add(name, "dropped_no_phrase")
-            continue
+        phrase, verbatim = pair
         counts.add(name, "kept")
         rows.append(_row(f"zh-portal-{len(rows):04d}", SOURCE, "news", "2016", headline,
                          article, phrase, verbatim, site=name))

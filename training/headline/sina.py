@@ -36,19 +36,16 @@ from pathlib import Path
 from training.headline.extra import (
     SEED,
     Counts,
-    _filter,
     _row,
-    choose_phrase_zh,
     existing_keys,
-    is_new,
     normalise_text,
+    unseen_pair_zh,
     write_jsonl,
 )
 
 CHANNELS = ("Entertainment", "SportNews", "TechNews", "testSport", "testTech")
 SOURCE = "Patrick233/Cluster-Chinese-news-Article@d1badb6 (Sina and other outlets, 2018)"
 SIZE = 600
-MIN_BODY = 200
 
 
 def article_text(raw: str, headline: str) -> str:
@@ -69,21 +66,10 @@ def convert(sina: Path, existing: Path, counts: Counts) -> list[dict]:
             counts.add(channel, "read")
             headline = " ".join(path.stem.split())
             article = article_text(path.read_text(encoding="utf-8", errors="replace"), headline)
-            if len("".join(article.split())) < MIN_BODY:
-                counts.add(channel, "dropped_short_body")
+            if not (pair := unseen_pair_zh(headline, article, seen, heads, arts, counts,
+                                           channel)):
                 continue
-            if "原标题" in article[:200]:
-                counts.add(channel, "dropped_original_title")
-                continue
-            if reason := _filter(headline, article, "zh"):
-                counts.add(channel, f"dropped_{reason}")
-                continue
-            if not is_new(headline, article, seen, heads, arts, counts, channel):
-                continue
-            phrase, verbatim = choose_phrase_zh(headline, article)
-            if not phrase:
-                counts.add(channel, "dropped_no_phrase")
-                continue
+            phrase, verbatim = pair
             counts.add(channel, "kept")
             rows.append(_row("", SOURCE, "news", "2018", headline, article, phrase, verbatim,
                              channel=channel))
