@@ -293,8 +293,11 @@ class Tagger(nn.Module):
         char_feats: Tensor | None = None,
     ) -> Tensor:
         """Hidden states of the bi-LSTM, (B,T,2H)."""
-        mask = (types != 0).float()
         x = self.represent(words, types, chars, clusters, char_feats)
+        return self._encode_represented(x, (types != 0).float(), lengths)
+
+    def _encode_represented(self, x: Tensor, mask: Tensor, lengths: Tensor) -> Tensor:
+        """(B,T,D) token representations -> (B,T,2H) bi-LSTM states."""
         t = self.context(x, mask) if self.context is not None else None
         if self.cfg.variant == "bilstm_ctx":
             x = torch.cat([x, t], dim=-1)
@@ -305,26 +308,70 @@ class Tagger(nn.Module):
                 self.z_w, self.z_b, self.z_to_d,
             )
         elif self.cfg.variant == "dcnn":
-            h = self._dcnn_scan(both, t, lengths)
+            h = self._dcnn_scan(per_direction(both, self.w_x), t, lengths)
         else:
             gx = per_direction(both, self.w_x) + self.b.unsqueeze(1)
             h = _scaled_lstm_scan(gx, self.w_h, None)
-        out = torch.cat([h[0], reverse_padded(h[1], lengths)], dim=-1)
-        return self.drop(out)
+        return self._join(h, lengths)
 
-    def _dcnn_scan(self, both: Tensor, t: Tensor, lengths: Tensor) -> Tensor:
-        """Eq. 2-3: the hyper LSTM reads t_i only; its states scale the main LSTM's weights."""
+    def _join(self, h: Tensor, lengths: Tensor) -> Tensor:
+        """(2,B,T,H) states of both directions -> (B,T,2H), each step's own pair."""
+        return self.drop(torch.cat([h[0], reverse_padded(h[1], lengths)], dim=-1))
+
+    def _dcnn_scan(self, xw: Tensor, t: Tensor, lengths: Tensor) -> Tensor:
+        """Eq. 2-3: the hyper LSTM reads t_i only; its states scale the main LSTM's weights.
+        xw: (2,B,T,G) the unscaled input terms W_x x_i of both directions."""
         Z = self.cfg.hyper_embed
         t_dirs = (t, reverse_padded(t, lengths))
         pairs = zip(self.hyper, t_dirs, strict=True)
         hyper = torch.stack([lstm(td)[0] for lstm, td in pairs])  # (2,B,T,K)
         z = self.to_z(hyper)  # (2,B,T,3Z)
-        d_x, d_h, d_b = (
-            per_direction(z[..., k * Z : (k + 1) * Z], self.z_to_d[k]) + 1.0
-            for k in range(3)
-        )  # each (2,B,T,G); "+1" starts every scaling at identity
-        gx = d_x * per_direction(both, self.w_x) + d_b * self.b.unsqueeze(1)
-        return _scaled_lstm_scan(gx, self.w_h, d_h)
+        S, B, T, G = xw.shape
+
+        def scaled(k: int, base: Tensor, w: Tensor) -> Tensor:  # base + z_k w, (2,B,T,G)
+            z_k = z[..., k * Z : (k + 1) * Z].reshape(S, B * T, Z)
+            return torch.baddbmm(base, z_k, w).view(S, B, T, G)
+
+        # d_k = 1 + z_k W_k: "+1" starts every scaling at identity. Fused: d_b ⊙ b is
+        # b + z_b (W_b ⊙ b), and gx = d_b ⊙ b + d_x ⊙ xw.
+        one = xw.new_ones(1, 1, 1)
+        b = self.b  # (2,1,G)
+        gx = torch.addcmul(scaled(2, b, self.z_to_d[2] * b), scaled(0, one, self.z_to_d[0]), xw)
+        return _scaled_lstm_scan(gx, self.w_h, scaled(1, one, self.z_to_d[1]))
+
+    # Inference per distinct token. Everything the DCNN computes before tokens mix is linear
+    # in x_i: the input terms W_x x_i of both directions and x_i's share of the context
+    # MLP's first layer (one slice per window position). Computing these once per token
+    # string (PosPredictor caches them) saves the largest matmuls of a pass; tag_projected
+    # finishes it and gives the tags tag_all gives (tests/unit/test_pos_predictor.py).
+
+    def project_tokens(self, x: Tensor) -> Tensor:
+        """(U,D) representations of distinct tokens -> (U,P): for the DCNN
+        [W_x x (forward) ; W_x x (backward) ; the context layer's 2r+1 slices times x];
+        the other variants mix tokens earlier, so for them x itself."""
+        if self.cfg.variant != "dcnn":
+            return x
+        first = self.context.mlp[0].weight  # (Hc, (2r+1)·D), window positions in order
+        n, D = 2 * self.context.r + 1, x.shape[1]
+        slices = first.view(-1, n, D).permute(2, 1, 0).reshape(D, -1)  # (D, (2r+1)·Hc)
+        return torch.cat([x @ self.w_x[0], x @ self.w_x[1], x @ slices], dim=1)
+
+    def tag_projected(self, rows: Tensor, types: Tensor, lengths: Tensor) -> dict[str, Tensor]:
+        """Best tag ids (B,T) per tagset from `project_tokens` rows (U+1,P; row 0 padding,
+        all zeros) and the row of each position (B,T); the same tags as tag_all."""
+        x = rows[types]  # (B,T,P)
+        if self.cfg.variant != "dcnn":
+            h = self._encode_represented(x, (types != 0).float(), lengths)
+        else:
+            G, r = 4 * self.cfg.hidden, self.context.r
+            B, T, _ = x.shape
+            parts = F.pad(x[..., 2 * G :].view(B, T, 2 * r + 1, -1), (0, 0, 0, 0, r, r))
+            first = sum(parts[:, k : k + T, k] for k in range(2 * r + 1))  # (B,T,Hc)
+            mlp = self.context.mlp
+            t = torch.softmax(mlp[2](mlp[1](first + mlp[0].bias)), dim=-1)
+            xw = torch.stack([x[..., :G], reverse_padded(x[..., G : 2 * G], lengths)])
+            h = self._join(self._dcnn_scan(xw, t, lengths), lengths)
+        return {name: head(h).argmax(-1) for name, head in self.heads.items()}
 
     def forward(
         self,

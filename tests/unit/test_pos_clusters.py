@@ -157,9 +157,9 @@ def test_vocabularies_round_trip_with_clusters(cluster_file):
     assert again.words.itos == vocabs.words.itos
 
 
-def test_cached_type_features_with_clusters_give_the_uncached_tags(cluster_file, tmp_path):
-    """PosPredictor caches [char-CNN ; clusters] per token string; its tags must equal a
-    plain forward pass that computes the cluster features from scratch."""
+def test_cached_token_rows_with_clusters_give_the_uncached_tags(cluster_file, tmp_path):
+    """PosPredictor caches each token string's projected [word ; char-CNN ; clusters]; its
+    tags must equal a plain forward pass that computes the cluster features from scratch."""
     from nlp_models.pos.predictor import PosPredictor, save_checkpoint
 
     vocabs = Vocabularies.build(SENTS, clusters=Clusters(cluster_file))
@@ -182,10 +182,12 @@ def test_cached_type_features_with_clusters_give_the_uncached_tags(cluster_file,
             for head, ids in expected.items():
                 itos = vocabs.tags[head].itos
                 assert tagged[i][head] == [itos[j] for j in ids[i, : len(sentence)].tolist()]
-    assert predictor._char_cache["coool"].shape == (predictor.model.type_dim,)
-    # the cached rows are exactly the features computed from scratch, row for row
+    # the cached rows are the projections of representations computed from scratch
     enc = encode_tokens(sentences, predictor.vocabs)
     with torch.no_grad():
-        fresh = predictor.model.type_features(enc.chars, enc.clusters)
-        cached = predictor._char_features(sentences)
-    assert torch.allclose(cached[1:], fresh[1:], atol=1e-6)
+        x = predictor.model.represent(enc.words, enc.types, enc.chars, enc.clusters)
+        fresh = predictor.model.project_tokens(x.flatten(0, 1)).view(*x.shape[:2], -1)
+        rows, types = predictor._token_rows(sentences)
+    assert torch.equal(types, enc.types)
+    real = enc.types != 0
+    assert torch.allclose(rows[types][real], fresh[real], atol=1e-6)

@@ -1,5 +1,6 @@
 """PosPredictor, the one inference path (Triton, evaluation, benchmarks)."""
 
+import pytest
 import torch
 
 from nlp_models.pos.features import encode_tokens
@@ -8,8 +9,9 @@ from nlp_models.pos.predictor import PosPredictor, save_checkpoint
 from .test_pos_model import SENTS, VOCABS, make_model
 
 
-def test_checkpoint_is_fp16_and_cached_char_features_give_the_same_tags(tmp_path):
-    model = make_model("dcnn")
+@pytest.mark.parametrize("variant", ["dcnn", "bilstm", "bilstm_ctx", "bihyperlstm"])
+def test_checkpoint_is_fp16_and_cached_token_rows_give_the_same_tags(variant, tmp_path):
+    model = make_model(variant)
     path = tmp_path / "tagger.pt"
     save_checkpoint(path, model, VOCABS, {"note": "test"})
     assert all(v.dtype == torch.float16 for v in torch.load(path)["state"].values())
@@ -17,13 +19,13 @@ def test_checkpoint_is_fp16_and_cached_char_features_give_the_same_tags(tmp_path
     predictor = PosPredictor(path)
     sentences = [s.tokens for s in SENTS] + [["unseen", "tokens", "lol"]]
     expected = predictor.model.tag_all(*encode_tokens(sentences, VOCABS))  # no cache
-    for _ in range(2):  # the second call is served from the char-feature cache
+    for _ in range(2):  # the second call is served from the token cache
         tagged = predictor.tag_tokens(sentences)
         for i, sentence in enumerate(sentences):
             for head, ids in expected.items():
                 itos = VOCABS.tags[head].itos
                 assert tagged[i][head] == [itos[j] for j in ids[i, : len(sentence)].tolist()]
-    assert "unseen" in predictor._char_cache
+    assert "unseen" in predictor._token_cache
 
 
 def test_raw_texts_are_tokenized_with_offsets_and_long_ones_flagged(tmp_path):
