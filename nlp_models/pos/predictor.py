@@ -61,6 +61,9 @@ class PosPredictor:
         # depends only on the token string: computing it once per distinct token, and
         # remembering recent ones, saves about half of the CPU time of a pass.
         self._token_cache: OrderedDict[str, torch.Tensor] = OrderedDict()
+        width = self.model.cfg.word_dim + self.model.type_dim
+        self._padding = torch.zeros_like(  # row 0: all zeros, as wide as the model's rows
+            self.model.project_tokens(torch.zeros(1, width, device=self.device))[0])
 
     @torch.inference_mode()
     def tag_tokens(self, sentences: list[list[str]]) -> list[dict[str, list[str]]]:
@@ -106,9 +109,7 @@ class PosPredictor:
         T = max(1, max(map(len, sentences)))
         types = torch.tensor([[index[t] for t in s] + [0] * (T - len(s)) for s in sentences],
                              device=self.device)
-        width = next(iter(cache.values())).shape[0] if cache else 1
-        pad = torch.zeros(width, device=self.device)
-        return torch.stack([pad, *(cache[t] for t in distinct)]), types
+        return torch.stack([self._padding, *(cache[t] for t in distinct)]), types
 
     def tag_texts(self, texts: list[str]) -> list[TagResult]:
         """Tokenize raw texts (Twitter-aware, with offsets) and tag every token with each

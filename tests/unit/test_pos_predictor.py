@@ -28,6 +28,13 @@ def test_checkpoint_is_fp16_and_cached_token_rows_give_the_same_tags(variant, tm
     assert "unseen" in predictor._token_cache
 
 
+def test_a_request_of_empty_texts_alone_gets_empty_results(tmp_path):
+    path = tmp_path / "tagger.pt"
+    save_checkpoint(path, make_model("dcnn"), VOCABS, {})
+    results = PosPredictor(path).tag_texts(["", "   "])  # a fresh predictor: nothing cached
+    assert [r.tokens for r in results] == [(), ()]
+
+
 def test_raw_texts_are_tokenized_with_offsets_and_long_ones_flagged(tmp_path):
     path = tmp_path / "tagger.pt"
     save_checkpoint(path, make_model("dcnn"), VOCABS, {})
