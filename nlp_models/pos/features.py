@@ -120,7 +120,6 @@ def encode_tokens(
     batch_tokens: Sequence[Sequence[str]],
     vocabs: Vocabularies,
     word_dropout: float = 0.0,
-    with_clusters: bool = True,
 ) -> Encoded:
     """Token strings -> words (B,T), token types (B,T), type chars (U,L), lengths (B,),
     type cluster-prefix ids (U,levels) or None.
@@ -128,7 +127,6 @@ def encode_tokens(
     Each distinct token string of the batch is spelled once in `chars` (row 0 = padding),
     and `types` points every position at its row, so the char-CNN runs once per type; the
     same rows of `clusters` hold each type's ARK cluster prefixes (row 0 = padding).
-    `with_clusters=False` skips the cluster ids (inference caches them per token string).
     `word_dropout` replaces that share of known words with <unk> so the model learns to
     tag from characters and context alone, as it must for out-of-vocabulary tokens.
     """
@@ -155,7 +153,7 @@ def encode_tokens(
     chars = torch.tensor(char_ids, dtype=torch.long).view(-1, L)
     lengths = torch.tensor([max(1, len(t)) for t in batch_tokens], dtype=torch.long)
     clusters = None
-    if vocabs.clusters is not None and with_clusters:
+    if vocabs.clusters is not None:
         levels = [[0] * len(BITS)] + [vocabs.clusters.ids(t) for t in type_of]
         clusters = torch.tensor(levels, dtype=torch.long)
     return Encoded(words, types, chars, lengths, clusters)

@@ -273,14 +273,9 @@ class Tagger(nn.Module):
         types: Tensor,
         chars: Tensor,
         clusters: Tensor | None = None,
-        char_feats: Tensor | None = None,
     ) -> Tensor:
-        """x_i = [word embedding ; char-CNN features ; cluster features] -> (B,T,D).
-
-        `char_feats` (U,F), when given, are the `type_features` of the rows of `chars`,
-        computed earlier (inference caches them per token string: see PosPredictor).
-        """
-        feats = char_feats if char_feats is not None else self.type_features(chars, clusters)
+        """x_i = [word embedding ; char-CNN features ; cluster features] -> (B,T,D)."""
+        feats = self.type_features(chars, clusters)
         return self.drop(torch.cat([self.word_embed(words), feats[types]], dim=-1))
 
     def encode(
@@ -290,10 +285,9 @@ class Tagger(nn.Module):
         chars: Tensor,
         lengths: Tensor,
         clusters: Tensor | None = None,
-        char_feats: Tensor | None = None,
     ) -> Tensor:
         """Hidden states of the bi-LSTM, (B,T,2H)."""
-        x = self.represent(words, types, chars, clusters, char_feats)
+        x = self.represent(words, types, chars, clusters)
         return self._encode_represented(x, (types != 0).float(), lengths)
 
     def _encode_represented(self, x: Tensor, mask: Tensor, lengths: Tensor) -> Tensor:
@@ -392,8 +386,8 @@ class Tagger(nn.Module):
         chars: Tensor,
         lengths: Tensor,
         clusters: Tensor | None = None,
-        char_feats: Tensor | None = None,
     ) -> dict[str, Tensor]:
-        """Best tag ids (B,T) for every tagset, sharing one encoder pass."""
-        h = self.encode(words, types, chars, lengths, clusters, char_feats)
+        """Best tag ids (B,T) for every tagset, sharing one encoder pass (inference goes
+        through project_tokens and tag_projected instead, which give the same tags)."""
+        h = self.encode(words, types, chars, lengths, clusters)
         return {name: head(h).argmax(-1) for name, head in self.heads.items()}
