@@ -39,6 +39,7 @@
     python -m training whole-words --checkpoint CKPT --out runs/<run>_ww/best.pt
     python -m training picker --config training/configs/picker_zh.toml --checkpoint CKPT
         --out runs/<run>/best.pt
+    python -m training picker --checkpoint CKPT --rules N --out runs/<run>/best.pt
 """
 
 from __future__ import annotations
@@ -253,6 +254,9 @@ def main(argv: list[str] | None = None) -> None:
     p_pick.add_argument("--config", default=str(REPO_ROOT / "training/configs/picker_zh.toml"))
     p_pick.add_argument("--checkpoint", required=True, help="a Chinese generator checkpoint")
     p_pick.add_argument("--out", required=True, help="e.g. runs/picker_zh/best.pt")
+    p_pick.add_argument("--rules", type=int, metavar="N",
+                        help="train nothing: copy --checkpoint, whose picker then builds its "
+                             "candidates under rules N (nlp_models/headline/picker.py: RULES)")
 
     p_tune = sub.add_parser("tune", help="hashtag: choose the served prior weight and "
                             "threshold on dev sets; writes a checkpoint carrying them")
@@ -371,9 +375,12 @@ def main(argv: list[str] | None = None) -> None:
                                        args.unsupported_penalty, args.length_penalty,
                                        default_training_files("en"), args.min_count)))
     elif args.command == "picker":
-        from training.headline.picker import train_picker
+        from training.headline.picker import set_rules, train_picker
 
-        print(json.dumps(train_picker(args.config, args.checkpoint, args.out)))
+        if args.rules is not None:
+            print(json.dumps(set_rules(args.checkpoint, args.rules, args.out)))
+        else:
+            print(json.dumps(train_picker(args.config, args.checkpoint, args.out)))
     elif args.command == "tune":
         from training.hashtag.tune import tune
 

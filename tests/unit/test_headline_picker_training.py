@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
+import torch
+
 from nlp_models.headline.predictor import HeadlinePredictor
-from training.headline.picker import JUDGE_WEIGHTS, train_picker
+from training.headline.picker import JUDGE_WEIGHTS, set_rules, train_picker
 from training.repository import serving_dir
 
 SERVED_ZH = serving_dir("headline_generator") / "headline_zh.pt"  # its picker is replaced
@@ -61,3 +64,28 @@ seed = 0
     found = predictor.headlines([p["article"] for p in dev], beam=2, n_best=1)
     for pair, headlines in zip(dev, found, strict=True):
         assert headlines.best in pair["article"]
+
+
+def test_set_rules_keeps_the_pickers_weights_and_records_the_derivation(tmp_path):
+    out = tmp_path / "rules" / "best.pt"
+    result = set_rules(str(SERVED_ZH), 2, str(out))
+    before = torch.load(SERVED_ZH, map_location="cpu", weights_only=False)["meta"]["picker"]
+    after = torch.load(out, map_location="cpu", weights_only=False)["meta"]["picker"]
+    assert result["rules"] == after["rules"] == 2
+    assert after["judge_weight"] == before["judge_weight"]
+    assert all(torch.equal(after["weights"][k], v) for k, v in before["weights"].items())
+    record = json.loads((tmp_path / "rules" / "run.json").read_text())
+    assert record["derived_from"]["bytes"] == SERVED_ZH.stat().st_size
+    assert record["rules"]["after"] == 2
+    assert HeadlinePredictor.load(out).picker.rules == 2
+
+
+def test_set_rules_refuses_unknown_rules_and_checkpoints_without_a_picker(tmp_path):
+    with pytest.raises(SystemExit, match="rules 1 to"):
+        set_rules(str(SERVED_ZH), 99, str(tmp_path / "x.pt"))
+    bare = tmp_path / "bare.pt"
+    state = torch.load(SERVED_ZH, map_location="cpu", weights_only=False)
+    state["meta"] = {k: v for k, v in state["meta"].items() if k != "picker"}
+    torch.save(state, bare)
+    with pytest.raises(SystemExit, match="no clause picker"):
+        set_rules(str(bare), 2, str(tmp_path / "y.pt"))

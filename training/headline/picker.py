@@ -27,7 +27,7 @@ from pathlib import Path
 
 import torch
 
-from nlp_models.headline.picker import SHORTLIST, Candidate, ClausePicker, features
+from nlp_models.headline.picker import RULES, SHORTLIST, Candidate, ClausePicker, features
 from nlp_models.headline.predictor import HeadlinePredictor
 from training.headline.metrics import rouge_per_article
 from training.paths import REPO_ROOT, data_dir
@@ -118,6 +118,34 @@ def train_picker(config: str, checkpoint: str, out: str) -> dict:
     judged = choose_judge_weight(picker, checkpoint, devs)
     picker.judge_weight = judged["judge_weight"]
     return _save(checkpoint, out, picker, config, cfg, curve + [judged], best[2], len(train))
+
+
+def set_rules(checkpoint: str, rules: int, out: str) -> dict:
+    """A copy of a checkpoint whose clause picker builds its candidates under `rules`
+    (nlp_models/headline/picker.py, RULES), its weights and judge weight kept. The rules
+    decide which spans are candidates, not how one is scored, so a picker trained under
+    older rules can serve newer ones; measure it before publishing (headline_generator 17:
+    docs/models/headline.md, "No bylines, no broken quotes")."""
+    from training.provenance import file_entry, git_commit, now
+
+    if not 1 <= rules <= RULES:
+        raise SystemExit(f"--rules {rules}: the picker knows rules 1 to {RULES}")
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    picker = state.get("meta", {}).get("picker")
+    if picker is None:
+        raise SystemExit(f"{checkpoint} has no clause picker (train one: python -m training "
+                         "picker --config ... --checkpoint ... --out ...)")
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    before = picker.get("rules", 1)
+    state["meta"] = {**state["meta"], "picker": {**picker, "rules": rules},
+                     "run": path.parent.name}
+    torch.save(state, path)
+    record = {"command": "python -m training " + " ".join(sys.argv[1:]),
+              "derived_from": file_entry(checkpoint), "code": git_commit(),
+              "finished_at": now(), "rules": {"before": before, "after": rules}}
+    (path.parent / "run.json").write_text(json.dumps(record, indent=1) + "\n")
+    return {"checkpoint": str(path), "rules": rules, "rules_before": before}
 
 
 def choose_judge_weight(picker: ClausePicker, checkpoint: str,
