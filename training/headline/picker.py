@@ -126,8 +126,6 @@ def set_rules(checkpoint: str, rules: int, out: str) -> dict:
     decide which spans are candidates, not how one is scored, so a picker trained under
     older rules can serve newer ones; measure it before publishing (headline_generator 17:
     docs/models/headline.md, "No bylines, no broken quotes")."""
-    from training.provenance import file_entry, git_commit, now
-
     if not 1 <= rules <= RULES:
         raise SystemExit(f"--rules {rules}: the picker knows rules 1 to {RULES}")
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
@@ -135,16 +133,9 @@ def set_rules(checkpoint: str, rules: int, out: str) -> dict:
     if picker is None:
         raise SystemExit(f"{checkpoint} has no clause picker (train one: python -m training "
                          "picker --config ... --checkpoint ... --out ...)")
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
     before = picker.get("rules", 1)
-    state["meta"] = {**state["meta"], "picker": {**picker, "rules": rules},
-                     "run": path.parent.name}
-    torch.save(state, path)
-    record = {"command": "python -m training " + " ".join(sys.argv[1:]),
-              "derived_from": file_entry(checkpoint), "code": git_commit(),
-              "finished_at": now(), "rules": {"before": before, "after": rules}}
-    (path.parent / "run.json").write_text(json.dumps(record, indent=1) + "\n")
+    path = _write(checkpoint, out, state, {**picker, "rules": rules},
+                  rules={"before": before, "after": rules})
     return {"checkpoint": str(path), "rules": rules, "rules_before": before}
 
 
@@ -174,24 +165,30 @@ def choose_judge_weight(picker: ClausePicker, checkpoint: str,
             "by_weight": {str(w): {**dev[w], "mean": round(mean[w], 4)} for w in JUDGE_WEIGHTS}}
 
 
-def _save(checkpoint: str, out: str, picker: ClausePicker, config: str, cfg: dict,
-          curve: list[dict], epoch: int, articles: int) -> dict:
+def _write(checkpoint: str, out: str, state: dict, picker: dict, **record) -> Path:
+    """`state` (a generator checkpoint) with `picker` stored in it, written to `out`, and
+    beside it the run.json that makes the file traceable: the command, the checkpoint it
+    derives from, the code, and `record`."""
     from training.provenance import file_entry, git_commit, now
 
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    state["meta"] = {**state.get("meta", {}), "picker": picker, "run": path.parent.name}
+    torch.save(state, path)
+    record = {"command": "python -m training " + " ".join(sys.argv[1:]), **record,
+              "derived_from": file_entry(checkpoint), "code": git_commit(), "finished_at": now()}
+    (path.parent / "run.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    return path
+
+
+def _save(checkpoint: str, out: str, picker: ClausePicker, config: str, cfg: dict,
+          curve: list[dict], epoch: int, articles: int) -> dict:
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
     if state["lang"] != "zh" or state["kind"] != "generator":
         raise SystemExit(f"{checkpoint} is a {state['lang']} {state['kind']} checkpoint; the "
                          "clause picker serves Chinese full headlines")
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    state["meta"] = {**state.get("meta", {}), "picker": picker.to_state(),
-                     "run": path.parent.name}
-    torch.save(state, path)
-    record = {"command": "python -m training " + " ".join(sys.argv[1:]), "config_file": config,
-              "config": cfg, "derived_from": file_entry(checkpoint), "code": git_commit(),
-              "finished_at": now(), "training_articles": articles, "curve": curve,
-              "best_epoch": epoch}
-    (path.parent / "run.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    path = _write(checkpoint, out, state, picker.to_state(), config_file=config, config=cfg,
+                  training_articles=articles, curve=curve, best_epoch=epoch)
     judged = curve[-1]
     return {"checkpoint": str(path), "best_epoch": epoch, "picker_alone": curve[epoch - 1]["dev"],
             "judge_weight": judged["judge_weight"], "dev": judged["dev"], "mean": judged["mean"]}
