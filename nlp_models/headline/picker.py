@@ -12,8 +12,8 @@ after ，；：,;:) of at least MIN_CHARS characters, its closing clause mark dr
 sentence with no such run is a candidate whole. Left out: runs longer than the picker's
 `max_chars`, spans that are no headline by the `degenerate` measure
 (training/headline/quality.py: under four characters, or a character trigram twice) and
-spans that leave a bracket or quotation mark open or close one they did not open (the last
-two rules, and the byline, for pickers trained with them: RULES).
+spans that leave a bracket or quotation mark open or close one they did not open, and photo
+captions and credits (the last three rules, and the byline, for pickers with them: RULES).
 
 Scorer: listwise and linear, softmax over one article's candidates: DENSE_FEATURES
 (position, length, digits, quotes, similarity to the rest of the article and to its first
@@ -57,11 +57,15 @@ BOILERPLATE = re.compile(r"^(新浪|原标题|来源|记者|本报|据|编辑|�
 # 审讯, 死讯, 资讯, 喜讯, 音讯, 传讯) is no byline.
 BYLINE = re.compile(r"^\s*[^\s，。：:；;！？（()）]{1,24}?(?:(?<![通腾审死资喜音传])讯|日电|专电)"
                     r"(?=[\s（(]|$)\s*(?:[（(][^（()）]{0,40}[）)]\s*)?")
+# a photo caption or credit: "图为卢丽手捧…", "通缉令 （资料图）", "新华社记者 张三 摄", "警方供图";
+# it describes a picture, not the news
+CAPTION = re.compile(r"^\s*(?:图为|图：|图:|图片|资料图|视频截图)|[（(](?:资料)?图片?[）)]"
+                     r"|资料图片|图片来源|(?:供图|(?<!拍)摄)\s*[）)]?\s*$")
 DENSE_FEATURES = POSITIONS + 16
 # The candidate rules a picker was trained with, stored with it so that a published picker
 # keeps its candidates when the rules grow: 1 = no degenerate spans (headline_generator 15);
-# 2 = also the opening byline cut and no unbalanced brackets or quotes.
-RULES = 2
+# 2 = also the opening byline cut and no unbalanced brackets or quotes; 3 = also no captions.
+RULES = 3
 SHORTLIST = 4  # candidates the generator judges (dev: 4 and 8 score the same; 4 is half the cost)
 
 
@@ -79,6 +83,7 @@ def candidates(sents: list[str], max_chars: int | None = None,
 
     def fits(text: str) -> bool:
         return (headline_like(text) and (rules < 2 or balanced(text))
+                and (rules < 3 or not CAPTION.search(text))
                 and (max_chars is None or len(text) <= max_chars))
 
     out: list[Candidate] = []

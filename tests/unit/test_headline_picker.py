@@ -9,8 +9,10 @@ import torch
 
 from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
 from nlp_models.headline.picker import (
+    CAPTION,
     DENSE_FEATURES,
     MIN_CHARS,
+    RULES,
     ClausePicker,
     balanced,
     candidates,
@@ -41,7 +43,7 @@ def test_no_candidate_carries_the_byline_that_opens_the_article(first, rest):
 def test_a_picker_keeps_the_candidate_rules_it_was_trained_with():
     article = "新浪娱乐讯 他说：“我们今天一定会赢，明天也会赢。”比赛在北京举行。"
     state = ClausePicker().to_state()
-    assert state["rules"] == 2
+    assert state["rules"] == RULES == 3
     del state["rules"]  # a picker published before the byline and balance rules
     old = ClausePicker.from_state(state)
     sents, cands = old.candidates(article)
@@ -84,6 +86,21 @@ def test_spans_the_degenerate_measure_would_flag_are_no_candidates():
 ])
 def test_a_span_leaves_no_bracket_or_quote_open_or_unopened(span, ok):
     assert balanced(span) is ok
+
+
+@pytest.mark.parametrize(("span", "caption"), [
+    ("图为卢丽手捧“寻女启事”", True), ("通缉令 （资料图）", True), ("新华社记者 张三 摄", True),
+    ("警方供图", True), ("图片来源：网络", True), ("该片将于明年开始拍摄", False),
+    ("图书馆开放时间延长", False), ("陕西米脂县一女子脖颈卡防护栏后死亡", False),
+])
+def test_photo_captions_and_credits_are_told_from_news(span, caption):
+    assert bool(CAPTION.search(span)) is caption
+
+
+def test_a_caption_is_no_candidate_for_a_picker_with_the_caption_rule():
+    sents = ["图为卢丽手捧“寻女启事”。", "卢丽寻找失踪女儿已有十年。"]
+    assert [c.text for c in candidates(sents, rules=2)][0].startswith("图为")
+    assert [c.text for c in candidates(sents)] == ["卢丽寻找失踪女儿已有十年。"]
 
 
 def test_no_candidate_is_cut_from_inside_a_quote():
