@@ -40,6 +40,7 @@
     python -m training picker --config training/configs/picker_zh.toml --checkpoint CKPT
         --out runs/<run>/best.pt
     python -m training picker --checkpoint CKPT --rules N --out runs/<run>/best.pt
+    python -m training lead --checkpoint CKPT --margin M --length-bonus B --out runs/<run>/best.pt
 """
 
 from __future__ import annotations
@@ -258,6 +259,19 @@ def main(argv: list[str] | None = None) -> None:
                         help="train nothing: copy --checkpoint, whose picker then builds its "
                              "candidates under rules N (nlp_models/headline/picker.py: RULES)")
 
+    p_lead = sub.add_parser("lead", help="headline (English full generator): store the lead "
+                            "rule (nlp_models/headline/lead.py) in a copy of a generator "
+                            "checkpoint, which then serves a clause of the article's first "
+                            "sentence first when it judges it nearly as likely as its own")
+    p_lead.add_argument("--checkpoint", required=True, help="an English generator checkpoint")
+    p_lead.add_argument("--margin", type=float, required=True, metavar="M",
+                        help="how far (mean log-probability per token) below the generated "
+                             "headline a clause may be judged and still go first")
+    p_lead.add_argument("--length-bonus", type=float, required=True, metavar="B",
+                        help="added to a clause's judge score, in proportion to its length "
+                             "up to 15 words")
+    p_lead.add_argument("--out", required=True, help="e.g. runs/lead_en/best.pt")
+
     p_tune = sub.add_parser("tune", help="hashtag: choose the served prior weight and "
                             "threshold on dev sets; writes a checkpoint carrying them")
     p_tune.add_argument("task", choices=["hashtag"])
@@ -381,6 +395,10 @@ def main(argv: list[str] | None = None) -> None:
             print(json.dumps(set_rules(args.checkpoint, args.rules, args.out)))
         else:
             print(json.dumps(train_picker(args.config, args.checkpoint, args.out)))
+    elif args.command == "lead":
+        from training.headline.lead import set_lead
+
+        print(json.dumps(set_lead(args.checkpoint, args.margin, args.length_bonus, args.out)))
     elif args.command == "tune":
         from training.hashtag.tune import tune
 

@@ -84,3 +84,20 @@ def _shown(path: Path) -> str:
         return str(path.resolve().relative_to(REPO_ROOT))
     except ValueError:
         return str(path)
+
+
+def write_derived(checkpoint: str, out: str, state: dict, meta: dict, **record) -> Path:
+    """`state` (loaded from `checkpoint`) with `meta` merged into its meta, written to `out`,
+    and beside it the run.json that makes the file traceable: the command, the checkpoint
+    it derives from, the code, and `record`. For checkpoints made by a command that trains
+    nothing (a picker's rules, a lead rule) or little."""
+    import torch
+
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    state["meta"] = {**state.get("meta", {}), **meta, "run": path.parent.name}
+    torch.save(state, path)
+    record = {"command": "python -m training " + " ".join(sys.argv[1:]), **record,
+              "derived_from": file_entry(checkpoint), "code": git_commit(), "finished_at": now()}
+    (path.parent / "run.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    return path

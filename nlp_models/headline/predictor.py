@@ -16,7 +16,9 @@ A Chinese generator checkpoint may carry a clause picker (picker.py, `python -m 
 picker`): its best headline is then the article's span the picker chooses (scored by the
 picker's log-probability plus its judge weight times the generator's mean log-probability
 per token of the span), followed by the generated ones; an article with no candidate span
-gets generated headlines only.
+gets generated headlines only. An English generator checkpoint may carry a lead rule
+(lead.py, `python -m training lead`): a clause of the article's first sentence then takes
+first place when the generator judges it nearly as likely a headline as its own.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from nlp_models.headline.decode import (
     length_penalty,
     repeat_rule,
 )
+from nlp_models.headline.lead import LeadRule, lead_clauses
 from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
 from nlp_models.headline.picker import SHORTLIST, ClausePicker, Pick
 from nlp_models.headline.runs import WholeRuns
@@ -137,6 +140,8 @@ class HeadlinePredictor:
             self.words = WholeRuns(vocab)
         picker = self.meta.get("picker")
         self.picker = ClausePicker.from_state(picker) if picker and kind == "generator" else None
+        lead = self.meta.get("lead")
+        self.lead = LeadRule.from_state(lead) if lead and kind == "generator" else None
 
     def _article_words(self, texts: list[str], sources: list[Source]) -> list | None:
         """The article rule's per-article data (None when there is no rule)."""
@@ -170,7 +175,8 @@ class HeadlinePredictor:
 
     def headlines(self, articles: list[str], beam: int = 4, n_best: int = 1) -> list[Headlines]:
         """Full headlines (generator checkpoints): the picked span first if there is a
-        picker, generated headlines for the rest of the n_best."""
+        picker, or a lead clause if the lead rule chooses one, generated headlines for the
+        rest of the n_best."""
         if self.kind != "generator":
             raise ValueError(f"a {self.kind} checkpoint generates constrained headlines only")
         sources, truncated = self._sources(articles)
@@ -183,9 +189,12 @@ class HeadlinePredictor:
             wanted = n_best if None in picks else n_best - 1
             generated = (self._search(batch, [articles[i] for i in batch.group], beam, wanted)
                          if wanted else [[] for _ in picks])
-            for i, pick, rest in zip(batch.group, picks, generated, strict=True):
-                if pick is not None:
-                    rest = [(pick.text, pick.log_prob)] + [c for c in rest if c[0] != pick.text]
+            for k, (i, pick, rest) in enumerate(zip(batch.group, picks, generated,
+                                                    strict=True)):
+                first = ((pick.text, pick.log_prob) if pick is not None
+                         else self._lead(articles[i], batch, k, rest))
+                if first is not None:
+                    rest = [first] + [c for c in rest if c[0] != first[0]]
                 out[i] = Headlines.of(rest[:n_best], truncated[i])
         return out
 
@@ -219,6 +228,17 @@ class HeadlinePredictor:
                                                                              strict=True)]
         best = max(range(len(scores)), key=scores.__getitem__)
         return Pick(shortlist[best].text, scores[best])
+
+    def _lead(self, article: str, batch: Encoded, k: int,
+              generated: list[tuple[str, float]]) -> tuple[str, float] | None:
+        """A clause of the article's lead, with its judge score, when the lead rule puts
+        one before the generated headline (lead.py); None otherwise."""
+        clauses = lead_clauses(article) if self.lead is not None and generated else []
+        if not clauses:
+            return None
+        judged = self._judge(batch, k, [generated[0][0], *clauses])
+        best = self.lead.choose(judged[0], clauses, judged[1:])
+        return None if best is None else (clauses[best], judged[1 + best])
 
     def judge(self, article: str, spans: list[str]) -> list[float]:
         """Each span's mean log-probability per token (its [EOS] included) as the article's

@@ -31,6 +31,7 @@ from nlp_models.headline.picker import RULES, SHORTLIST, Candidate, ClausePicker
 from nlp_models.headline.predictor import HeadlinePredictor
 from training.headline.metrics import rouge_per_article
 from training.paths import REPO_ROOT, data_dir
+from training.provenance import write_derived
 
 JUDGE_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
 
@@ -134,7 +135,7 @@ def set_rules(checkpoint: str, rules: int, out: str) -> dict:
         raise SystemExit(f"{checkpoint} has no clause picker (train one: python -m training "
                          "picker --config ... --checkpoint ... --out ...)")
     before = picker.get("rules", 1)
-    path = _write(checkpoint, out, state, {**picker, "rules": rules},
+    path = write_derived(checkpoint, out, state, {"picker": {**picker, "rules": rules}},
                   rules={"before": before, "after": rules})
     return {"checkpoint": str(path), "rules": rules, "rules_before": before}
 
@@ -165,29 +166,14 @@ def choose_judge_weight(picker: ClausePicker, checkpoint: str,
             "by_weight": {str(w): {**dev[w], "mean": round(mean[w], 4)} for w in JUDGE_WEIGHTS}}
 
 
-def _write(checkpoint: str, out: str, state: dict, picker: dict, **record) -> Path:
-    """`state` (a generator checkpoint) with `picker` stored in it, written to `out`, and
-    beside it the run.json that makes the file traceable: the command, the checkpoint it
-    derives from, the code, and `record`."""
-    from training.provenance import file_entry, git_commit, now
-
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    state["meta"] = {**state.get("meta", {}), "picker": picker, "run": path.parent.name}
-    torch.save(state, path)
-    record = {"command": "python -m training " + " ".join(sys.argv[1:]), **record,
-              "derived_from": file_entry(checkpoint), "code": git_commit(), "finished_at": now()}
-    (path.parent / "run.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
-    return path
-
-
 def _save(checkpoint: str, out: str, picker: ClausePicker, config: str, cfg: dict,
           curve: list[dict], epoch: int, articles: int) -> dict:
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
     if state["lang"] != "zh" or state["kind"] != "generator":
         raise SystemExit(f"{checkpoint} is a {state['lang']} {state['kind']} checkpoint; the "
                          "clause picker serves Chinese full headlines")
-    path = _write(checkpoint, out, state, picker.to_state(), config_file=config, config=cfg,
+    path = write_derived(checkpoint, out, state, {"picker": picker.to_state()},
+                         config_file=config, config=cfg,
                   training_articles=articles, curve=curve, best_epoch=epoch)
     judged = curve[-1]
     return {"checkpoint": str(path), "best_epoch": epoch, "picker_alone": curve[epoch - 1]["dev"],

@@ -1,0 +1,92 @@
+"""The lead's clauses as English headlines, when the generator is unsure of its own.
+
+On news from a source the English generator never read (FakeHealth health news) its beam
+headline is often garbled ("New Brunswick Society, the United States in thyroid nodules")
+while a clause of the article's first sentence says the news in real words ("Research at
+Group Health points to bupropion (Wellbutrin) as first choice for overweight and obese
+patients with depression"). The generator judges both, each by its mean log-probability
+per token as the article's headline (HeadlinePredictor.judge). A clause takes first place
+when its judge score, plus `length_bonus` times its share of BONUS_WORDS words, comes within
+`margin` of the generated headline's; on the news it was trained on the generator is sure of
+its own headline and keeps it (docs/models/headline.md, "The lead's clauses").
+
+Candidates: runs of 1-MAX_CLAUSES consecutive clauses (a clause ends after , ; : or before a
+spaced dash) of the first sentence, the dateline cut, of MIN_WORDS-MAX_WORDS words, their
+closing mark dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from nlp_models.headline.sentences import sentences
+
+MIN_WORDS, MAX_WORDS = 4, 30
+MAX_CLAUSES = 3
+BONUS_WORDS = 15  # the length bonus grows up to this many words
+CLAUSE_END = re.compile(r"(?<=[,;:])\s+|\s+(?=--|—|–)")
+# what separates a dateline from the news: a spaced dash, or ─ as some wires write it
+SEPARATOR = re.compile(r"\s+(?:--|-|—|–)\s+|\s*─\s*")
+DATELINE_WORDS = 12
+# lower-case words a place name may hold ("Rio de Janeiro", "Isle of Man")
+PLACE_PARTICLES = frozenset({"of", "de", "la", "du", "and", "upon"})
+
+
+def without_dateline(article: str) -> str:
+    """The article without the dateline that opens it ("SILVER SPRING, Md., May 18, 2016
+    /PRNewswire-USNewswire/ -- ", "Newswise — LOS ANGELES (Dec. 5, 2018) - ", "(Chicago) -
+    "): text before an early dash made only of capitalised words, numbers and /wire/ tags."""
+    for _ in range(2):  # "Newswise — DALLAS - April 18, 2016 - " has more than one part
+        m = SEPARATOR.search(article[:200])
+        if m is None or not _is_dateline(article[: m.start()]):
+            break
+        article = article[m.end() :]
+    return article
+
+
+def _is_dateline(head: str) -> bool:
+    words = [w.strip(",.;()") for w in head.replace("(", " ").replace(")", " ").split()]
+    words = [w for w in words if w]
+    return 0 < len(words) <= DATELINE_WORDS and all(
+        w[0].isupper() or w[0].isdigit() or w.startswith("/") or w in PLACE_PARTICLES
+        for w in words)
+
+
+def lead_clauses(article: str) -> list[str]:
+    """The candidate clause runs of the article's first sentence, in reading order."""
+    first = sentences(without_dateline(article), "en")[:1]
+    if not first:
+        return []
+    clauses = [c for c in CLAUSE_END.split(first[0]) if c.strip()]
+    out: list[str] = []
+    for a in range(len(clauses)):
+        for b in range(a + 1, min(a + MAX_CLAUSES, len(clauses)) + 1):
+            text = " ".join(clauses[a:b]).strip().rstrip(",;:.").strip()
+            if MIN_WORDS <= len(text.split()) <= MAX_WORDS and text not in out:
+                out.append(text)
+    return out
+
+
+@dataclass(frozen=True)
+class LeadRule:
+    margin: float  # how far below the generated headline's judge score a clause may be
+    length_bonus: float  # the judge prefers short spans; this evens it out
+
+    def choose(self, generated: float, clauses: list[str], judged: list[float]) -> int | None:
+        """The clause to put first (its index), or None to keep the generated headline;
+        `generated` and `judged` are the judge's scores of the generated headline and of
+        each clause."""
+        if not clauses:
+            return None
+        bonus = [self.length_bonus * min(len(c.split()), BONUS_WORDS) / BONUS_WORDS
+                 for c in clauses]
+        best = max(range(len(clauses)), key=lambda i: judged[i] + bonus[i])
+        return best if judged[best] > generated - self.margin else None
+
+    def to_state(self) -> dict:
+        return {"margin": self.margin, "length_bonus": self.length_bonus}
+
+    @classmethod
+    def from_state(cls, state: dict) -> LeadRule:
+        return cls(float(state["margin"]), float(state["length_bonus"]))

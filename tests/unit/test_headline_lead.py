@@ -1,0 +1,111 @@
+"""The lead rule (nlp_models/headline/lead.py): which clauses of an English article's first
+sentence are candidates, when one goes before the generated headline, and the checkpoint the
+`lead` command writes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from nlp_models.headline.lead import LeadRule, lead_clauses, without_dateline
+from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
+from nlp_models.headline.predictor import HeadlinePredictor, save_checkpoint
+from nlp_models.headline.vocab import SubwordVocab
+from training.headline.lead import set_lead
+
+ARTICLE = ("SAN DIEGO -- Mayo Clinic researchers have found that an oral drug, apixaban, "
+           "prevents clots in patients with cancer. The study followed 300 patients.")
+
+
+@pytest.mark.parametrize(("article", "news"), [
+    ("SILVER SPRING, Md., May 18, 2016 /PRNewswire-USNewswire/ -- The FDA approved a drug.",
+     "The FDA approved a drug."),
+    ("Newswise — LOS ANGELES (Dec. 5, 2018) - Vascular surgeon Ali Azizzadeh was first.",
+     "Vascular surgeon Ali Azizzadeh was first."),
+    ("Newswise — Dec. 7, 2018─Vitamin C may reduce the harm.", "Vitamin C may reduce the harm."),
+    ("(Chicago) - Eating a meal of seafood helps.", "Eating a meal of seafood helps."),
+    ("Rio de Janeiro, June 2 - Brazil cut rates.", "Brazil cut rates."),
+])
+def test_the_dateline_is_cut(article, news):
+    assert without_dateline(article) == news
+
+
+@pytest.mark.parametrize("article", [
+    "About 3 million people in the US - a lot - are diagnosed every year.",
+    "Apple said - on Monday - that it would buy the firm.",
+    "The central bank raised interest rates by a quarter point on Tuesday.",
+])
+def test_news_that_holds_a_dash_is_no_dateline(article):
+    assert without_dateline(article) == article
+
+
+def test_candidates_are_clause_runs_of_the_first_sentence_without_the_dateline():
+    clauses = lead_clauses(ARTICLE)
+    assert clauses[0] == "Mayo Clinic researchers have found that an oral drug"
+    assert ("Mayo Clinic researchers have found that an oral drug, apixaban, prevents clots "
+            "in patients with cancer") in clauses
+    assert "apixaban" not in clauses  # under four words
+    assert not any("SAN DIEGO" in c or "study followed" in c for c in clauses)
+    assert lead_clauses("") == [] and lead_clauses("Too short.") == []
+
+
+def test_a_clause_goes_first_only_within_the_margin():
+    clauses = ["one two three four", "one two three four five six seven eight"]
+    rule = LeadRule(margin=0.5, length_bonus=0.0)
+    assert rule.choose(-1.0, clauses, [-1.4, -2.0]) == 0
+    assert rule.choose(-1.0, clauses, [-1.6, -2.0]) is None  # 0.6 below: keep the generated
+    assert rule.choose(-1.0, [], []) is None
+    # the length bonus evens out the judge's preference for short spans when choosing the
+    # clause, but the margin is the judge's alone
+    longer = LeadRule(margin=0.5, length_bonus=2.0)
+    assert longer.choose(-1.0, clauses, [-1.4, -1.45]) == 1
+    assert longer.choose(-1.0, clauses, [-1.4, -1.8]) is None
+    assert LeadRule.from_state(rule.to_state()) == rule
+
+
+CORPUS = [ARTICLE, "The central bank raised interest rates by a quarter point on Tuesday.",
+          "Shares of the company rose after it reported higher quarterly profit."] * 30
+
+
+@pytest.fixture(scope="module")
+def generator(tmp_path_factory):
+    torch.manual_seed(0)
+    vocab = SubwordVocab.build(CORPUS, size=200)
+    model = HeadlineGenerator(HeadlineConfig(len(vocab), variant="xl-cc", d_model=32, n_heads=2,
+                                             enc_layers=1, dec_layers=1, d_ff=64,
+                                             segment_len=16, mem_len=16, max_source=64,
+                                             max_target=16))
+    path = tmp_path_factory.mktemp("en") / "headline_en.pt"
+    save_checkpoint(path, model, vocab, "en", "generator", {"run": "t"})
+    return path
+
+
+def test_the_served_best_headline_follows_the_rule(generator, tmp_path):
+    plain = HeadlinePredictor.load(generator)
+    generated = plain.headlines([ARTICLE], beam=2, n_best=2)[0].candidates
+    for margin, lead_first in ((-100.0, False), (100.0, True)):
+        out = tmp_path / f"m{margin}" / "best.pt"
+        set_lead(str(generator), margin, 1.0, str(out))
+        served = HeadlinePredictor.load(out).headlines([ARTICLE], beam=2, n_best=2)[0]
+        assert len(served.candidates) == 2
+        if lead_first:
+            assert served.best in lead_clauses(ARTICLE)
+            assert served.candidates[1] == generated[0]
+        else:
+            assert served.candidates == generated
+
+
+def test_the_lead_command_records_how_its_file_was_made(generator, tmp_path):
+    out = tmp_path / "lead" / "best.pt"
+    result = set_lead(str(generator), 0.75, 1.0, str(out))
+    assert result["lead"] == {"margin": 0.75, "length_bonus": 1.0}
+    assert HeadlinePredictor.load(out).lead == LeadRule(0.75, 1.0)
+    record = json.loads((tmp_path / "lead" / "run.json").read_text())
+    assert record["command"].startswith("python -m training") and record["derived_from"]
+    zh = tmp_path / "zh.pt"
+    state = torch.load(generator, weights_only=False)
+    torch.save({**state, "lang": "zh"}, zh)
+    with pytest.raises(SystemExit, match="English full headlines"):
+        set_lead(str(zh), 0.75, 1.0, str(tmp_path / "x.pt"))

@@ -1,0 +1,21 @@
+"""`python -m training lead`: store the lead rule (nlp_models/headline/lead.py) in a copy of
+an English generator checkpoint. Nothing is trained; the margin and length bonus were chosen
+on the in-distribution dev set and the held-out-source dev set (docs/models/headline.md,
+"The lead's clauses")."""
+
+from __future__ import annotations
+
+import torch
+
+from nlp_models.headline.lead import LeadRule
+from training.provenance import write_derived
+
+
+def set_lead(checkpoint: str, margin: float, length_bonus: float, out: str) -> dict:
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    if state["lang"] != "en" or state["kind"] != "generator":
+        raise SystemExit(f"{checkpoint} is a {state['lang']} {state['kind']} checkpoint; the "
+                         "lead rule serves English full headlines")
+    rule = LeadRule(margin, length_bonus)
+    path = write_derived(checkpoint, out, state, {"lead": rule.to_state()}, lead=rule.to_state())
+    return {"checkpoint": str(path), "lead": rule.to_state()}
