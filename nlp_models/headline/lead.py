@@ -12,7 +12,9 @@ its own headline and keeps it (docs/models/headline.md, "The lead's clauses").
 
 Candidates: runs of 1-MAX_CLAUSES consecutive clauses (a clause ends after , ; : or before a
 spaced dash) of the first sentence, the dateline cut, of MIN_WORDS-MAX_WORDS words, their
-closing mark dropped.
+closing mark dropped, that repeat no word (what the `degenerate` measure of
+training/headline/quality.py flags: a word of 3+ characters twice, or any word twice in a
+row; a sentence that says "the" twice is prose, not a headline).
 """
 
 from __future__ import annotations
@@ -63,9 +65,19 @@ def lead_clauses(article: str) -> list[str]:
     for a in range(len(clauses)):
         for b in range(a + 1, min(a + MAX_CLAUSES, len(clauses)) + 1):
             text = " ".join(clauses[a:b]).strip().rstrip(",;:.").strip()
-            if MIN_WORDS <= len(text.split()) <= MAX_WORDS and text not in out:
+            if (MIN_WORDS <= len(text.split()) <= MAX_WORDS and not repeats_a_word(text)
+                    and text not in out):
                 out.append(text)
     return out
+
+
+def repeats_a_word(text: str) -> bool:
+    """A word of 3+ characters twice, or any word twice in a row (rouge-score's tokens:
+    lower-case letter and digit runs)."""
+    tokens = re.findall(r"[a-z0-9]+", text.lower())
+    long = [t for t in tokens if len(t) >= 3]
+    return len(set(long)) < len(long) or any(
+        a == b for a, b in zip(tokens, tokens[1:], strict=False))
 
 
 @dataclass(frozen=True)

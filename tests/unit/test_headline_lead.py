@@ -9,7 +9,7 @@ import json
 import pytest
 import torch
 
-from nlp_models.headline.lead import LeadRule, lead_clauses, without_dateline
+from nlp_models.headline.lead import LeadRule, lead_clauses, repeats_a_word, without_dateline
 from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
 from nlp_models.headline.predictor import HeadlinePredictor, save_checkpoint
 from nlp_models.headline.vocab import SubwordVocab
@@ -49,6 +49,19 @@ def test_candidates_are_clause_runs_of_the_first_sentence_without_the_dateline()
     assert "apixaban" not in clauses  # under four words
     assert not any("SAN DIEGO" in c or "study followed" in c for c in clauses)
     assert lead_clauses("") == [] and lead_clauses("Too short.") == []
+
+
+@pytest.mark.parametrize(("text", "repeats"), [
+    ("the cat chased the dog", True), ("GM GM recall", True), ("a cat is a dog", False),
+    ("Research at Group Health points to bupropion", False), ("Sales sales rise", True),
+])
+def test_a_clause_that_repeats_a_word_is_no_headline(text, repeats):
+    assert repeats_a_word(text) is repeats
+
+
+def test_no_candidate_repeats_a_word():
+    article = "The report said the economy grew, and the bank kept its rates on hold."
+    assert lead_clauses(article) == ["and the bank kept its rates on hold"]
 
 
 def test_a_clause_goes_first_only_within_the_margin():
