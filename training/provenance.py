@@ -89,8 +89,8 @@ def _shown(path: Path) -> str:
 def write_derived(checkpoint: str, out: str, state: dict, meta: dict, **record) -> Path:
     """`state` (loaded from `checkpoint`) with `meta` merged into its meta, written to `out`,
     and beside it the run.json that makes the file traceable: the command, the checkpoint
-    it derives from, the code, and `record`. For checkpoints made by a command that trains
-    nothing (a picker's rules, a lead rule) or little."""
+    it derives from, the code, and `record`: how a file derived from another checkpoint (a
+    trained clause picker, new picker rules, a lead rule) stays traceable to both."""
     import torch
 
     path = Path(out)

@@ -136,7 +136,7 @@ def set_rules(checkpoint: str, rules: int, out: str) -> dict:
                          "picker --config ... --checkpoint ... --out ...)")
     before = picker.get("rules", 1)
     path = write_derived(checkpoint, out, state, {"picker": {**picker, "rules": rules}},
-                  rules={"before": before, "after": rules})
+                         rules={"before": before, "after": rules})
     return {"checkpoint": str(path), "rules": rules, "rules_before": before}
 
 
@@ -173,8 +173,8 @@ def _save(checkpoint: str, out: str, picker: ClausePicker, config: str, cfg: dic
         raise SystemExit(f"{checkpoint} is a {state['lang']} {state['kind']} checkpoint; the "
                          "clause picker serves Chinese full headlines")
     path = write_derived(checkpoint, out, state, {"picker": picker.to_state()},
-                         config_file=config, config=cfg,
-                  training_articles=articles, curve=curve, best_epoch=epoch)
+                         config_file=config, config=cfg, training_articles=articles,
+                         curve=curve, best_epoch=epoch)
     judged = curve[-1]
     return {"checkpoint": str(path), "best_epoch": epoch, "picker_alone": curve[epoch - 1]["dev"],
             "judge_weight": judged["judge_weight"], "dev": judged["dev"], "mean": judged["mean"]}
