@@ -31,6 +31,9 @@ CLAUSE_END = re.compile(r"(?<=[,;:])\s+|\s+(?=--|—|–)")
 # what separates a dateline from the news: a spaced dash, or ─ as some wires write it
 SEPARATOR = re.compile(r"\s+(?:--|-|—|–)\s+|\s*─\s*")
 DATELINE_WORDS = 12
+# a sentence that ends in one of these ("St. Louis", "Mr. Smith", "U.S. Steel") goes on
+ABBREVIATION = re.compile(r"(?:\b(?:St|Mr|Mrs|Ms|Dr|Gen|Sen|Rep|Gov|Lt|Col|Sgt|Capt|Inc|Corp|Co"
+                          r"|Ltd|Jr|Sr|No|vs|Prof|Mt|Ft)|\b[A-Z](?:\.[A-Z])*)\.$")
 # lower-case words a place name may hold ("Rio de Janeiro", "Isle of Man")
 PLACE_PARTICLES = frozenset({"of", "de", "la", "du", "and", "upon"})
 
@@ -55,12 +58,21 @@ def _is_dateline(head: str) -> bool:
         for w in words)
 
 
+def first_sentence(article: str) -> str:
+    """The article's first sentence after its dateline; a break after an abbreviation
+    ("Busch Stadium contained a few more St. Louis ...") is no sentence end."""
+    parts = sentences(without_dateline(article), "en")
+    first = parts[0] if parts else ""
+    for part in parts[1:]:
+        if not ABBREVIATION.search(first):
+            break
+        first = f"{first} {part}"
+    return first
+
+
 def lead_clauses(article: str) -> list[str]:
     """The candidate clause runs of the article's first sentence, in reading order."""
-    first = sentences(without_dateline(article), "en")[:1]
-    if not first:
-        return []
-    clauses = [c for c in CLAUSE_END.split(first[0]) if c.strip()]
+    clauses = [c for c in CLAUSE_END.split(first_sentence(article)) if c.strip()]
     out: list[str] = []
     for a in range(len(clauses)):
         for b in range(a + 1, min(a + MAX_CLAUSES, len(clauses)) + 1):

@@ -9,7 +9,13 @@ import json
 import pytest
 import torch
 
-from nlp_models.headline.lead import LeadRule, lead_clauses, repeats_a_word, without_dateline
+from nlp_models.headline.lead import (
+    LeadRule,
+    first_sentence,
+    lead_clauses,
+    repeats_a_word,
+    without_dateline,
+)
 from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
 from nlp_models.headline.predictor import HeadlinePredictor, save_checkpoint
 from nlp_models.headline.vocab import SubwordVocab
@@ -49,6 +55,17 @@ def test_candidates_are_clause_runs_of_the_first_sentence_without_the_dateline()
     assert "apixaban" not in clauses  # under four words
     assert not any("SAN DIEGO" in c or "study followed" in c for c in clauses)
     assert lead_clauses("") == [] and lead_clauses("Too short.") == []
+
+
+@pytest.mark.parametrize(("article", "first"), [
+    ("Monday's workout at Busch Stadium drew a few more St. Louis fans. Next one.",
+     "Monday's workout at Busch Stadium drew a few more St. Louis fans."),
+    ("The U.S. Agriculture Department said it would buy wheat. Prices rose.",
+     "The U.S. Agriculture Department said it would buy wheat."),
+    ("He said so. Then he left.", "He said so."),
+])
+def test_a_break_after_an_abbreviation_ends_no_sentence(article, first):
+    assert first_sentence(article) == first
 
 
 @pytest.mark.parametrize(("text", "repeats"), [
