@@ -12,8 +12,9 @@ after ，；：,;:) of at least MIN_CHARS characters, its closing clause mark dr
 sentence with no such run is a candidate whole. Left out: runs longer than the picker's
 `max_chars`, spans that are no headline by the `degenerate` measure
 (training/headline/quality.py: under four characters, or a character trigram twice) and
-spans that leave a bracket or quotation mark open or close one they did not open, and photo
-captions and credits (the last three rules, and the byline, for pickers with them: RULES).
+spans that leave a bracket or quotation mark open or close one they did not open, photo
+captions and credits, and source or credit lines (the last four rules, and the byline, for
+pickers with them: RULES).
 
 Scorer: listwise and linear, softmax over one article's candidates: DENSE_FEATURES
 (position, length, digits, quotes, similarity to the rest of the article and to its first
@@ -61,11 +62,16 @@ BYLINE = re.compile(r"^\s*[^\s，。：:；;！？（()）]{1,24}?(?:(?<![通腾
 # it describes a picture, not the news
 CAPTION = re.compile(r"^\s*(?:图为|图：|图:|图片|资料图|视频截图)|[（(](?:资料)?图片?[）)]"
                      r"|资料图片|图片来源|(?:供图|(?<!拍)摄)\s*[）)]?\s*$")
+# a source or credit line: "本文原载新京报", "来源：科技日报…", "（文/yui、布布）…",
+# "责任编辑：张三", "转载请注明出处"; it says where the story is from or who wrote it, not the news
+SOURCE = re.compile(r"^\s*[（(]?\s*(?:本文(?:原载|来源|来自|系|为|转载|转自|作者)|来源|文\s*[/／]"
+                    r"|(?:记者|作者|编辑|责任编辑|通讯员)\s*[：:]|转载|声明\s*[：:])|转载自|转载请")
 DENSE_FEATURES = POSITIONS + 16
 # The candidate rules a picker was trained with, stored with it so that a published picker
 # keeps its candidates when the rules grow: 1 = no degenerate spans (headline_generator 15);
-# 2 = also the opening byline cut and no unbalanced brackets or quotes; 3 = also no captions.
-RULES = 3
+# 2 = also the opening byline cut and no unbalanced brackets or quotes; 3 = also no captions;
+# 4 = also no source or credit lines.
+RULES = 4
 SHORTLIST = 4  # candidates the generator judges (dev: 4 and 8 score the same; 4 is half the cost)
 
 
@@ -84,6 +90,7 @@ def candidates(sents: list[str], max_chars: int | None = None,
     def fits(text: str) -> bool:
         return (headline_like(text) and (rules < 2 or balanced(text))
                 and (rules < 3 or not CAPTION.search(text))
+                and (rules < 4 or not SOURCE.search(text))
                 and (max_chars is None or len(text) <= max_chars))
 
     out: list[Candidate] = []

@@ -13,6 +13,7 @@ from nlp_models.headline.picker import (
     DENSE_FEATURES,
     MIN_CHARS,
     RULES,
+    SOURCE,
     ClausePicker,
     balanced,
     candidates,
@@ -43,7 +44,7 @@ def test_no_candidate_carries_the_byline_that_opens_the_article(first, rest):
 def test_a_picker_keeps_the_candidate_rules_it_was_trained_with():
     article = "新浪娱乐讯 他说：“我们今天一定会赢，明天也会赢。”比赛在北京举行。"
     state = ClausePicker().to_state()
-    assert state["rules"] == RULES == 3
+    assert state["rules"] == RULES == 4
     del state["rules"]  # a picker published before the byline and balance rules
     old = ClausePicker.from_state(state)
     sents, cands = old.candidates(article)
@@ -62,7 +63,7 @@ def test_candidates_are_runs_of_up_to_three_clauses_without_their_closing_mark()
     sents = sentences(ARTICLE, "zh")
     assert sents == ["新华社北京11月3日电，国家统计局今天发布数据，前三季度经济增长百分之五。",
                      "专家表示，消费是主要动力。", "记者：王明"]
-    texts = [c.text for c in candidates(sents)]
+    texts = [c.text for c in candidates(sents, rules=3)]  # rules 4 leave out the credit
     assert "新华社北京11月3日电" in texts  # one clause, its comma dropped
     assert "国家统计局今天发布数据，前三季度经济增长百分之五。" in texts  # two clauses
     assert ARTICLE.splitlines()[0].split("专家")[0] in texts  # the whole first sentence
@@ -103,6 +104,23 @@ def test_a_caption_is_no_candidate_for_a_picker_with_the_caption_rule():
     assert [c.text for c in candidates(sents)] == ["卢丽寻找失踪女儿已有十年。"]
 
 
+@pytest.mark.parametrize(("span", "source"), [
+    ("本文原载新京报", True), ("来源：科技日报百岁老人通常能延缓衰老", True),
+    ("（文/yui、布布）月九剧作为富士台曾经的招牌档", True), ("责任编辑：张三", True),
+    ("记者：王明", True), ("转载请注明出处", True), ("本文来自太平洋电脑网提起诺基亚", True),
+    ("原标题：吃夜宵遭拒踢垃圾桶出气", False), ("记者从市公安局获悉，嫌疑人已落网", False),
+    ("新京报记者走访了多家医院", False), ("文化部发布新规", False),
+])
+def test_source_and_credit_lines_are_told_from_news(span, source):
+    assert bool(SOURCE.search(span)) is source
+
+
+def test_a_source_line_is_no_candidate_for_a_picker_with_the_source_rule():
+    sents = ["本文原载新京报。", "卢丽寻找失踪女儿已有十年。"]
+    assert [c.text for c in candidates(sents, rules=3)][0] == "本文原载新京报。"
+    assert [c.text for c in candidates(sents)] == ["卢丽寻找失踪女儿已有十年。"]
+
+
 def test_no_candidate_is_cut_from_inside_a_quote():
     sents = ["他说：“我们今天一定会赢，明天也会赢。”比赛在北京举行，观众很多。"]
     assert all(balanced(c.text) for c in candidates(sents))
@@ -112,7 +130,7 @@ def test_no_candidate_is_cut_from_inside_a_quote():
 
 
 def test_the_whole_flag_marks_exactly_the_full_sentences():
-    cands = candidates(sentences(ARTICLE, "zh"))
+    cands = candidates(sentences(ARTICLE, "zh"), rules=3)  # rules 4 leave out the credit
     assert {c.text for c in cands if c.whole} == {
         "新华社北京11月3日电，国家统计局今天发布数据，前三季度经济增长百分之五。",
         "专家表示，消费是主要动力。", "记者：王明"}
