@@ -13,8 +13,8 @@ sentence with no such run is a candidate whole. Left out: runs longer than the p
 `max_chars`, spans that are no headline by the `degenerate` measure
 (training/headline/quality.py: under four characters, or a character trigram twice) and
 spans that leave a bracket or quotation mark open or close one they did not open, photo
-captions and credits, and source or credit lines (the last four rules, and the byline, for
-pickers with them: RULES).
+captions and credits, source or credit lines, links, and the clause after a credit's colon
+(the last five rules, and the byline, for pickers with them: RULES).
 
 Scorer: listwise and linear, softmax over one article's candidates: DENSE_FEATURES
 (position, length, digits, quotes, similarity to the rest of the article and to its first
@@ -66,12 +66,18 @@ CAPTION = re.compile(r"^\s*(?:图为|图：|图:|图片|资料图|视频截图)|
 # "责任编辑：张三", "转载请注明出处"; it says where the story is from or who wrote it, not the news
 SOURCE = re.compile(r"^\s*[（(]?\s*(?:本文(?:原载|来源|来自|系|为|转载|转自|作者)|来源|文\s*[/／]"
                     r"|(?:记者|作者|编辑|责任编辑|通讯员)\s*[：:]|转载|声明\s*[：:])|转载自|转载请")
+# a link or an e-mail address ("http://t.cn/EwhKVKS", "//n.sinaimg.cn/sports/…jpg",
+# "投稿邮箱：2479502403@qq.com", "详情见http" as the clause split at its colon leaves it); a
+# domain named in the news ("域名weishi.com") is no link
+LINK = re.compile(r"https?(?::|$)|//[\w.-]+\.[a-z]{2,}/|www\.|[\w.+-]+@[\w-]+\.[a-z]{2,}",
+                  re.ASCII)
 DENSE_FEATURES = POSITIONS + 16
 # The candidate rules a picker was trained with, stored with it so that a published picker
 # keeps its candidates when the rules grow: 1 = no degenerate spans (headline_generator 15);
 # 2 = also the opening byline cut and no unbalanced brackets or quotes; 3 = also no captions;
-# 4 = also no source or credit lines.
-RULES = 4
+# 4 = also no source or credit lines; 5 = also no links, and not the clause that follows a
+# credit's colon ("来源：猫眼电影蓝洁瑛11月3日去世之后": the source's name glued to the news).
+RULES = 5
 SHORTLIST = 4  # candidates the generator judges (dev: 4 and 8 score the same; 4 is half the cost)
 
 
@@ -91,6 +97,7 @@ def candidates(sents: list[str], max_chars: int | None = None,
         return (headline_like(text) and (rules < 2 or balanced(text))
                 and (rules < 3 or not CAPTION.search(text))
                 and (rules < 4 or not SOURCE.search(text))
+                and (rules < 5 or not LINK.search(text))
                 and (max_chars is None or len(text) <= max_chars))
 
     out: list[Candidate] = []
@@ -98,6 +105,8 @@ def candidates(sents: list[str], max_chars: int | None = None,
         clauses = [c for c in CLAUSE_END.split(sentence) if c]
         found = False
         for a in range(len(clauses)):
+            if rules >= 5 and a == 1 and _credit_marker(clauses[0]):
+                continue
             for b in range(a + 1, min(a + MAX_CLAUSES, len(clauses)) + 1):
                 text = "".join(clauses[a:b]).rstrip(CLAUSE_MARKS)
                 if len(text) >= MIN_CHARS and fits(text):
@@ -106,6 +115,11 @@ def candidates(sents: list[str], max_chars: int | None = None,
         if not found and fits(sentence):
             out.append(Candidate(sentence, i, 0, True))
     return out
+
+
+def _credit_marker(clause: str) -> bool:
+    """A source or credit that ends in a colon ("来源：", "作者:"): the name follows it."""
+    return bool(SOURCE.search(clause)) and clause.rstrip().endswith(("：", ":"))
 
 
 def without_byline(sents: list[str]) -> list[str]:

@@ -11,6 +11,7 @@ from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
 from nlp_models.headline.picker import (
     CAPTION,
     DENSE_FEATURES,
+    LINK,
     MIN_CHARS,
     RULES,
     SOURCE,
@@ -44,7 +45,7 @@ def test_no_candidate_carries_the_byline_that_opens_the_article(first, rest):
 def test_a_picker_keeps_the_candidate_rules_it_was_trained_with():
     article = "新浪娱乐讯 他说：“我们今天一定会赢，明天也会赢。”比赛在北京举行。"
     state = ClausePicker().to_state()
-    assert state["rules"] == RULES == 4
+    assert state["rules"] == RULES == 5
     del state["rules"]  # a picker published before the byline and balance rules
     old = ClausePicker.from_state(state)
     sents, cands = old.candidates(article)
@@ -119,6 +120,22 @@ def test_a_source_line_is_no_candidate_for_a_picker_with_the_source_rule():
     sents = ["本文原载新京报。", "卢丽寻找失踪女儿已有十年。"]
     assert [c.text for c in candidates(sents, rules=3)][0] == "本文原载新京报。"
     assert [c.text for c in candidates(sents)] == ["卢丽寻找失踪女儿已有十年。"]
+
+
+@pytest.mark.parametrize(("span", "link"), [
+    ("http://t.cn/EwhKVKS", True), ("'//n.sinaimg.cn/sports/320/w640h480/x.jpg'", True),
+    ("投稿邮箱：2479502403@qq.com", True), ("详见www.gov.cn", True), ("详情见http", True),
+    ("拥有独立域名weishi.com。", False), ("苏宁注册“suningbank.com”的域名", False),
+])
+def test_links_and_mail_addresses_are_told_from_news(span, link):
+    assert bool(LINK.search(span)) is link
+
+
+def test_the_clause_after_a_credits_colon_is_no_candidate():
+    sents = ["来源：猫眼电影蓝洁瑛去世之后，演艺界人士纷纷悼念。", "详情见http://t.cn/EwhKVKS。"]
+    texts = [c.text for c in candidates(sents)]
+    assert texts == ["演艺界人士纷纷悼念。"]
+    assert "猫眼电影蓝洁瑛去世之后" in [c.text for c in candidates(sents, rules=4)]
 
 
 def test_no_candidate_is_cut_from_inside_a_quote():
