@@ -131,7 +131,7 @@ def test_links_and_mail_addresses_are_told_from_news(span, link):
     assert bool(LINK.search(span)) is link
 
 
-def test_the_clause_after_a_credits_colon_is_no_candidate():
+def test_neither_a_link_nor_the_clause_after_a_credits_colon_is_a_candidate():
     sents = ["来源：猫眼电影蓝洁瑛去世之后，演艺界人士纷纷悼念。", "详情见http://t.cn/EwhKVKS。"]
     texts = [c.text for c in candidates(sents)]
     assert texts == ["演艺界人士纷纷悼念。"]
