@@ -74,8 +74,29 @@ def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
             f"(pss {st.pss_bytes / MIB:.0f}) in {st.processes} proc, up {st.uptime_s:.0f}s "
             f"({where})"
         )
+        if st.name == "triton" and st.healthy:
+            print_model_versions(settings)
     print(f"{'total':<14} rss {rss / MIB:.0f} MiB, pss {pss / MIB:.0f} MiB")
     return 0
+
+
+def print_model_versions(settings: Settings) -> None:
+    """One line per model: the version Triton serves and any on disk it never served."""
+    from training.gate import MODELS
+    from training.publish import Options, PublishError, versions
+
+    options = Options(settings.model_repository, settings.triton_http_url)
+    for model in MODELS:
+        try:
+            info = versions(model, options)
+        except PublishError as exc:
+            print(f"  {model:<31} {exc}")
+            continue
+        disk = ", ".join(f"{row['version']} {row['state']}" for row in info["versions"])
+        newest = info["newest_on_disk"]
+        hint = (f"; to serve {newest}: python -m training switch {model}"
+                if info["serving"] is not None and newest != info["serving"] else "")
+        print(f"  {model:<31} serving {info['serving']} (on disk: {disk}){hint}")
 
 
 def cmd_logs(args: argparse.Namespace, settings: Settings) -> int:

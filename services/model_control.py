@@ -55,6 +55,10 @@ class ModelControlError(RuntimeError):
     """Triton refused or failed a model-control request; the message says what it said."""
 
 
+class TritonUnreachable(ModelControlError):
+    """No Triton answered at the address (refused, timed out): nothing was asked of it."""
+
+
 @dataclass
 class ModelControl:
     """Load requests and version readiness over Triton's HTTP API (``url`` is host:port)."""
@@ -81,6 +85,8 @@ class ModelControl:
         except InferenceServerException as exc:
             raise ModelControlError(f"Triton at {self.url} did not load {model}: "
                                     f"{exc.message()}") from exc
+        except OSError as exc:
+            raise TritonUnreachable(f"no Triton answers at {self.url} ({exc})") from exc
         finally:
             client.close()
 
@@ -93,10 +99,19 @@ class ModelControl:
             index = client.get_model_repository_index(headers=admin_headers(self.settings))
         except InferenceServerException as exc:
             raise ModelControlError(f"Triton at {self.url}: {exc.message()}") from exc
+        except OSError as exc:
+            raise TritonUnreachable(f"no Triton answers at {self.url} ({exc})") from exc
         finally:
             client.close()
         return sorted((str(row.get("version", "")) for row in index
                        if row.get("name") == model and row.get("state") == "READY"), key=_num)
+
+    def serving_version(self, model: str) -> int | None:
+        """The version of ``model`` Triton serves now: the highest READY one (during a
+        switch the new version is READY before the old one is unloaded), None if none is
+        ready. Raises TritonUnreachable when no server answers."""
+        ready = [int(v) for v in self.ready_versions(model) if v.isdigit()]
+        return max(ready) if ready else None
 
     def wait_serving(self, model: str, version: str, timeout: float = 300.0) -> None:
         """Block until ``version`` is the only READY version of ``model``: the switch is

@@ -33,8 +33,11 @@
         [--strategy tok-b] [--start N]
     python -m training publish pos_tagger|hashtag_generator|headline_generator|
         constrained_headline_generator --checkpoint runs/<run>/best.pt
-        [--repository model_repository] [--triton HOST:PORT] [--force] [--gate-data FILE[:OPT]]
-    python -m training rollback MODEL [--to VERSION] [--triton HOST:PORT]
+        [--repository model_repository] [--triton HOST:PORT] [--no-switch] [--force]
+        [--gate-data FILE[:OPT]]
+    python -m training switch MODEL [--triton HOST:PORT]
+    python -m training rollback MODEL [--to VERSION] [--triton HOST:PORT] [--no-switch]
+    python -m training inspect versions [--triton HOST:PORT]
     python -m training data headline --out DIR [--data DATA_DIR] [--lang en|zh]
     python -m training whole-words --checkpoint CKPT --out runs/<run>_ww/best.pt
     python -m training picker --config training/configs/picker_zh.toml --checkpoint CKPT
@@ -47,13 +50,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
+from training.commands import refresh
 from training.paths import REPO_ROOT
-
-PUBLISHABLE = ["pos_tagger", "hashtag_generator", "headline_generator",
-               "constrained_headline_generator"]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -185,29 +185,7 @@ def main(argv: list[str] | None = None) -> None:
     p_cmp.add_argument("--allow-repeats", action="store_true",
                        help="switch off the decoding rules against repeats, as in evaluate")
 
-    p_pub = sub.add_parser("publish", help="gate a checkpoint against the serving version and "
-                           "publish it as the next one (training/publish.py); last stdout "
-                           "line is JSON; exit 0 published, 3 refused by the gate, 1 error")
-    p_pub.add_argument("model", choices=PUBLISHABLE, help="Triton model")
-    p_pub.add_argument("--checkpoint", required=True, help="e.g. runs/<run>/best.pt")
-    _repository_options(p_pub)
-    p_pub.add_argument("--force", action="store_true",
-                       help="publish even if the gate finds the candidate worse")
-    p_pub.add_argument("--gate-data", action="append", default=[], metavar="FILE[:OPTION]",
-                       help="gate on FILE instead of the model's dev sets (repeatable); "
-                       "OPTION is the tagset for pos_tagger (ptb|ark), else the language "
-                       "(default: the checkpoint's)")
-    p_pub.add_argument("--gate-size", type=int,
-                       help="examples scored per gate set, the first N (default: all for "
-                       "pos_tagger, 300 for the generators)")
-    p_pub.add_argument("--keep", type=int, default=2,
-                       help="versions kept on disk (at least 2: serving and previous)")
-
-    p_back = sub.add_parser("rollback", help="serve an earlier version again; last stdout "
-                            "line is JSON")
-    p_back.add_argument("model", choices=PUBLISHABLE, help="Triton model")
-    p_back.add_argument("--to", type=int, help="version (default: the one before the serving)")
-    _repository_options(p_back)
+    refresh.add_parsers(sub)
 
     p_base = sub.add_parser("baseline", help="simple baselines (pos: most frequent tag; "
                             "hashtag: Ext.TFIDF and the most frequent training hashtags; "
@@ -226,9 +204,15 @@ def main(argv: list[str] | None = None) -> None:
     p_base.add_argument("--lang", choices=["en", "zh"],
                         help="hashtag: language (Ext.TFIDF); headline: default guessed")
 
-    p_insp = sub.add_parser("inspect", help="DCNN context vectors and scalings per domain")
-    p_insp.add_argument("task", choices=["pos"])
-    p_insp.add_argument("--model", help="dcnn checkpoint (default: the shipped one)")
+    p_insp = sub.add_parser("inspect", help="pos: DCNN context vectors and scalings per "
+                            "domain; versions: every model version on disk and whether it "
+                            "serves, served or never served")
+    p_insp.add_argument("task", choices=["pos", "versions"])
+    p_insp.add_argument("--model", help="pos: dcnn checkpoint (default: the shipped one)")
+    p_insp.add_argument("--repository", help="versions: Triton model repository (default: "
+                        "NLP_MODEL_REPOSITORY, model_repository)")
+    p_insp.add_argument("--triton", metavar="HOST:PORT",
+                        help="versions: Triton's HTTP address (default: the configured one)")
 
     p_ww = sub.add_parser("whole-words", help="headline (English full generator): copy a "
                           "checkpoint with its decoding settings: the training word list, which "
@@ -300,8 +284,8 @@ def main(argv: list[str] | None = None) -> None:
     p_emb.add_argument("--epochs", type=int, default=5)
 
     args = parser.parse_args(argv)
-    if args.command in ("publish", "rollback"):
-        raise SystemExit(refresh_command(args))
+    if args.command in refresh.COMMANDS:
+        raise SystemExit(refresh.run(args))
     need = {"pos": "tagset", "hashtag": "lang",
             "constrained-headline": "strategy"}.get(getattr(args, "task", ""))
     if (need and args.command in ("evaluate", "baseline", "compare")
@@ -409,54 +393,12 @@ def main(argv: list[str] | None = None) -> None:
         from training.pos.embeddings import train_embeddings
 
         print(json.dumps(train_embeddings(args.out, args.dim, args.epochs)))
+    elif args.command == "inspect" and args.task == "versions":
+        print(json.dumps(refresh.inspect_versions(args.repository, args.triton)))
     elif args.command == "inspect":
         from training.pos.inspect import inspect
 
         print(json.dumps(inspect(args.model), indent=1))
-
-
-def _repository_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--repository", default=str(REPO_ROOT / "model_repository"),
-                        help="Triton model repository")
-    parser.add_argument("--triton", metavar="HOST:PORT",
-                        help="Triton's HTTP address: switch the served version there (its "
-                        "admin key from NLP_TRITON_ADMIN_KEY or the local stack's state dir); "
-                        "without it only the repository changes")
-
-
-def refresh_command(args: argparse.Namespace) -> int:
-    """publish / rollback: progress on stderr, the result as the last stdout line."""
-    from training.gate import GateSet
-    from training.publish import (
-        EXIT_ERROR,
-        EXIT_PUBLISHED,
-        EXIT_REFUSED,
-        Options,
-        PublishError,
-        publish,
-        rollback,
-    )
-
-    base: dict = {"model": args.model}
-    try:
-        if args.command == "rollback":
-            result = rollback(args.model, args.to, Options(Path(args.repository), args.triton))
-            print(json.dumps(result))
-            return EXIT_PUBLISHED
-        gates = tuple(GateSet(spec, Path(spec.rpartition(":")[0] or spec),
-                              spec.rpartition(":")[2] if ":" in spec else "")
-                      for spec in args.gate_data)
-        options = Options(Path(args.repository), args.triton, args.force, gates,
-                          args.gate_size, args.keep,
-                          command="python -m training " + " ".join(sys.argv[1:]))
-        base.update(published=False, version=None, previous_version=None)
-        result = publish(args.model, args.checkpoint, options)
-    except PublishError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        print(json.dumps({**base, "reason": str(exc)}))
-        return EXIT_ERROR
-    print(json.dumps(result, ensure_ascii=False))
-    return EXIT_PUBLISHED if result["published"] else EXIT_REFUSED
 
 
 def headline_command(args: argparse.Namespace) -> None:

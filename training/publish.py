@@ -1,33 +1,46 @@
-"""The refresh path: publish a checkpoint as the next served version, or roll back.
+"""The refresh path: publish a checkpoint as the next served version, switch, roll back.
 
-    python -m training publish pos_tagger --checkpoint runs/pos_dcnn/best.pt \\
-        [--repository model_repository] [--triton 127.0.0.1:8000] [--force]
-    python -m training rollback pos_tagger [--to 2] [--triton 127.0.0.1:8000]
+    python -m training publish pos_tagger --checkpoint runs/pos_dcnn/best.pt [--force]
+        [--repository model_repository] [--triton HOST:PORT] [--no-switch]
+    python -m training switch pos_tagger [--triton HOST:PORT]
+    python -m training rollback pos_tagger [--to 2] [--triton HOST:PORT] [--no-switch]
+
+The CLI's Triton is the configured one (``NLP_TRITON_HOST:NLP_TRITON_HTTP_PORT``) unless
+``--triton`` names another; the library functions ask Triton only when ``Options.triton``
+is set.
 
 Publish, step by step (progress on stderr, one JSON object as the last stdout line):
 
+0. **Reference**: ask Triton which version it serves. That version is what the candidate
+   is gated against and built from; only when Triton does not answer is it the newest
+   version on disk (the result's ``reference`` says which).
 1. **Load** the checkpoint the way the model's model.py will (refused: exit 1, if it does
    not load, is for another model or language head set, or is over the size budget).
-2. **Gate** (training/gate.py): score the candidate and the serving version on the gate
+2. **Gate** (training/gate.py): score the candidate and the reference version on the gate
    data with the evaluation code of ``python -m training evaluate``; refuse (exit 3) a
    candidate worse beyond the tolerance, unless ``--force``.
-3. **Stage** version N+1 in ``.staging-*`` inside the model directory: every file of the
-   serving version (model.py, the other language's weights, blocklists), the new weights,
-   ``nlp_models.zip`` (the checkout's serving code, which the gate ran: the version keeps
-   it whatever the checkout holds later) and ``card.json`` (provenance, metrics, size,
-   date); fsync; **rename** into place. A change of serving code alone is published the
-   same way, with the serving weights as the checkpoint.
-   A crash before the rename leaves a staging directory that Triton ignores and the next
-   publish deletes; after it, a complete version.
-4. **Switch** (with ``--triton``): ask Triton, over its admin-key-protected API, to load
-   the model and wait until N+1 is the version serving. Requests in flight finish on N.
-   If N+1 fails to load, N keeps serving, N+1 is retired and publish exits 1.
-5. **Prune**: keep the newest ``--keep`` versions (default 2: the serving one and the one
-   a rollback returns to); delete older and retired ones.
+3. **Stage** version N+1 (one above every number used) in ``.staging-*`` inside the model
+   directory: every file of the reference version (model.py, the other language's
+   weights, blocklists), the new weights, ``nlp_models.zip`` (the checkout's serving
+   code, which the gate ran: the version keeps it whatever the checkout holds later) and
+   ``card.json`` (provenance, metrics, size, date, ``served_since: null``); fsync;
+   **rename** into place. A change of serving code alone is published the same way, with
+   the serving weights as the checkpoint. A crash before the rename leaves a staging
+   directory that Triton ignores and the next publish deletes; after it, a complete
+   version.
+4. **Switch** (unless ``--no-switch``): ask Triton, over its admin-key-protected API, to
+   load the model and wait until N+1 is the version serving; the card's ``served_since``
+   records it. Requests in flight finish on N. If N+1 fails to load, N keeps serving, N+1
+   is retired and publish exits 1. If Triton does not answer, N+1 stays on disk and
+   publish exits 4, saying how to switch later (``switch``, or a Triton restart).
+5. **Prune**: keep the newest ``--keep`` versions (default 2), the serving one and the
+   last one that served before it (the one a rollback returns to); delete older and
+   retired ones.
 
-Rollback retires every version above the target (renamed ``retired-<N>``, which Triton
-does not read) and asks Triton to load, so the target serves again -- also after a
-restart, since the repository itself now says so.
+Rollback goes back to the newest version below the serving one that has served (a
+version staged but never switched to is skipped), retires every version above it
+(renamed ``retired-<N>``, which Triton does not read) and asks Triton to load, so the
+target serves again -- also after a restart, since the repository itself now says so.
 """
 
 from __future__ import annotations
@@ -38,7 +51,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.model_control import ModelControl, ModelControlError
+from services.model_control import ModelControl, ModelControlError, TritonUnreachable
 from services.settings import Settings
 from training.gate import (
     MODELS,
@@ -50,10 +63,9 @@ from training.gate import (
     score_sets,
 )
 from training.provenance import file_entry, git_commit, now, read_run
-from training.repository import REPOSITORY, SERVING_CODE, Busy, ModelDir, bundle_serving_code
+from training.repository import CARD, REPOSITORY, SERVING_CODE, Busy, ModelDir, bundle_serving_code
 
-CARD = "card.json"
-EXIT_PUBLISHED, EXIT_ERROR, EXIT_REFUSED = 0, 1, 3
+EXIT_PUBLISHED, EXIT_ERROR, EXIT_REFUSED, EXIT_NOT_SWITCHED = 0, 1, 3, 4
 
 
 class PublishError(Exception):
@@ -63,12 +75,22 @@ class PublishError(Exception):
 @dataclass(frozen=True)
 class Options:
     repository: Path = REPOSITORY
-    triton: str | None = None  # host:port of Triton's HTTP API; None: repository only
+    triton: str | None = None  # host:port of Triton's HTTP API; None: the repository alone
+    switch: bool = True  # with ``triton``: make it serve the new version (False: stage only)
     force: bool = False
     gate_data: tuple[GateSet, ...] = ()  # overrides the model's default gate sets
     gate_size: int | None = None  # first N examples of each gate set; None: the model's
     keep: int = 2
     command: str | None = None  # the command line, recorded in the model card
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The version a change is measured against and built from: the one Triton reports
+    serving, or the newest on disk when no Triton was asked or none answered."""
+
+    version: int | None
+    source: str  # "triton" or "disk"
 
 
 def progress(message: str) -> None:
@@ -88,9 +110,11 @@ def publish(model: str, checkpoint: str | Path, options: Options = Options()) ->
 
 
 def _publish(spec: ModelSpec, mdir: ModelDir, checkpoint: Path, options: Options) -> dict:
-    serving = mdir.serving()
+    reference = _reference(mdir, options)
+    serving = reference.version
     result: dict = {"model": spec.name, "checkpoint": str(checkpoint), "published": False,
-                    "version": None, "previous_version": serving}
+                    "version": None, "previous_version": serving,
+                    "reference": reference.source, "switched": False}
     candidate = _load(spec, checkpoint)
     result.update(file=candidate.filename, lang=candidate.lang)
     served = _served_file(mdir, serving, candidate.filename)
@@ -100,6 +124,7 @@ def _publish(spec: ModelSpec, mdir: ModelDir, checkpoint: Path, options: Options
     failures = judge(spec.rule, scores)
     result["gate"] = {"primary": spec.rule.primary, "tolerance": spec.rule.tolerance,
                       "safety": spec.rule.safety, "passed": not failures,
+                      "reference": reference.source,
                       "serving": str(served) if served else None, "sets": scores}
     if failures and not options.force:
         result["reason"] = "the gate refused the candidate: " + "; ".join(failures)
@@ -109,11 +134,41 @@ def _publish(spec: ModelSpec, mdir: ModelDir, checkpoint: Path, options: Options
     version = _stage_and_commit(spec, mdir, checkpoint, candidate.filename, serving, result,
                                 options)
     result.update(published=True, version=version)
-    if options.triton:
-        _switch(mdir, version, options)
-        result["serving"] = version
-    result["removed"] = mdir.prune(max(options.keep, 2))
+    if options.triton and options.switch:
+        try:
+            _switch(mdir, version, options)
+        except NotSwitched as exc:
+            result.update(serving=serving, reason=str(exc))
+            return result
+        result.update(serving=version, switched=True)
+    else:
+        result["serving"] = serving if reference.source == "triton" else None
+        progress(f"{spec.name}: version {version} is staged only (--no-switch); Triton "
+                 f"still serves {serving if reference.source == 'triton' else 'what it served'}"
+                 f" until it loads {spec.name} (python -m training switch {spec.name})")
+    keep = {v for v in (serving, _last_served(mdir, below=version)) if v is not None}
+    result["removed"] = mdir.prune(max(options.keep, 2), frozenset(keep))
     return result
+
+
+def switch(model: str, options: Options = Options()) -> dict:
+    """Make Triton serve the newest version on disk (one staged by ``publish --no-switch``
+    or while Triton was down) and record that it served."""
+    mdir = _model_dir(model, options.repository)
+    if not options.triton:
+        raise PublishError("switch needs a Triton address")
+    newest = mdir.newest()
+    if newest is None:
+        raise PublishError(f"{mdir.path} has no version to serve")
+    try:
+        with mdir.locked():
+            before = _reference(mdir, options).version
+            _switch(mdir, newest, options)
+    except Busy as exc:
+        raise PublishError(str(exc)) from exc
+    except NotSwitched as exc:
+        raise PublishError(str(exc)) from exc
+    return {"model": mdir.name, "switched": True, "serving": newest, "previous_version": before}
 
 
 def rollback(model: str, to: int | None = None, options: Options = Options()) -> dict:
@@ -127,28 +182,94 @@ def rollback(model: str, to: int | None = None, options: Options = Options()) ->
 
 
 def _rollback(mdir: ModelDir, to: int | None, options: Options) -> dict:
-    versions, serving = mdir.versions(), mdir.serving()
-    earlier = [v for v in versions if serving is not None and v < serving]
-    target = to if to is not None else (earlier[-1] if earlier else None)
-    if target is None or target not in earlier:
-        raise PublishError(f"{mdir.name}: no earlier version {'' if to is None else to} to "
+    versions = mdir.versions()
+    current = _reference(mdir, options).version
+    target = to if to is not None else _last_served(mdir, below=current)
+    if target is None or current is None or target not in versions or target >= current:
+        raise PublishError(f"{mdir.name}: no earlier version {'' if to is None else to}to "
                            f"roll back to (versions on disk: {versions or 'none'}; serving "
-                           f"{serving})")
+                           f"{current}; an earlier one must have served, or be named with "
+                           "--to)")
+    if mdir.served(target) is False:
+        progress(f"{mdir.name}: version {target} never served; rolling back to it as asked")
     retired = [v for v in versions if v > target]
     for v in reversed(retired):
         mdir.retire(v)
         progress(f"{mdir.name}: retired version {v}")
-    if options.triton:
-        control = ModelControl(options.triton, Settings.from_env())
+    result = {"model": mdir.name, "rolled_back": True, "version": target,
+              "previous_version": current, "retired": retired, "serving": None,
+              "switched": False}
+    if options.triton and options.switch:
         try:
-            control.load(mdir.name)
-            control.wait_serving(mdir.name, str(target))
+            _load_and_wait(mdir, target, options)
+        except NotSwitched as exc:
+            raise PublishError(f"rolled back on disk but Triton did not switch: {exc}"
+                               ) from exc
+        result.update(serving=target, switched=True)
+    return result
+
+
+def versions(model: str, options: Options = Options()) -> dict:
+    """What ``inspect versions`` prints for one model: the version Triton serves (None
+    when it does not answer or serves none), and each version on disk with its state:
+    ``serving``, ``served`` (earlier), ``never served`` (published without a switch, or
+    Triton did not answer), or ``served (before records)`` (a card older than the
+    ``served_since`` record)."""
+    mdir = _model_dir(model, options.repository)
+    serving = None
+    if options.triton:
+        try:
+            serving = ModelControl(options.triton, Settings.from_env()).serving_version(model)
         except ModelControlError as exc:
-            raise PublishError(f"rolled back on disk but Triton did not switch: {exc}") from exc
-        progress(f"{mdir.name}: Triton serves version {target}")
-    return {"model": mdir.name, "rolled_back": True, "version": target,
-            "previous_version": serving, "retired": retired,
-            "serving": target if options.triton else None}
+            progress(f"{model}: {exc}")
+    rows = []
+    for v in mdir.versions():
+        card = mdir.version_dir(v) / CARD
+        record = json.loads(card.read_text()) if card.exists() else {}
+        served = mdir.served(v)
+        state = ("serving" if v == serving else "served" if served
+                 else "never served" if served is False else "served (before records)")
+        rows.append({"version": v, "state": state,
+                     "published_at": record.get("published_at"),
+                     "served_since": record.get("served_since")})
+    return {"serving": serving, "newest_on_disk": mdir.newest(), "versions": rows}
+
+
+class NotSwitched(Exception):
+    """The version is on disk but Triton was not made to serve it; the message says why
+    and how to switch later."""
+
+
+def _reference(mdir: ModelDir, options: Options) -> Reference:
+    """Ask Triton (when given) which version it serves; fall back to the newest on disk."""
+    on_disk = mdir.newest()
+    if not options.triton:
+        return Reference(on_disk, "disk")
+    control = ModelControl(options.triton, Settings.from_env())
+    try:
+        served = control.serving_version(mdir.name)
+    except ModelControlError as exc:
+        progress(f"{mdir.name}: {exc}; the reference is the newest version on disk, "
+                 f"{on_disk}")
+        return Reference(on_disk, "disk")
+    if served is None or served not in mdir.versions():
+        progress(f"{mdir.name}: Triton at {options.triton} serves "
+                 f"{'no version' if served is None else f'version {served}'} of this "
+                 f"repository; the reference is the newest version on disk, {on_disk}")
+        return Reference(on_disk, "disk")
+    mdir.mark_served(served, now())
+    if served != on_disk:
+        progress(f"{mdir.name}: Triton serves version {served}; newer on disk, never "
+                 f"switched to: {[v for v in mdir.versions() if v > served]}")
+    return Reference(served, "triton")
+
+
+def _last_served(mdir: ModelDir, below: int | None) -> int | None:
+    """The newest version under ``below`` that served (or predates the served record)."""
+    if below is None:
+        return None
+    earlier = [v for v in mdir.versions() if v < below and mdir.served(v) is not False]
+    return earlier[-1] if earlier else None
 
 
 # Steps ------------------------------------------------------------------------------------
@@ -265,19 +386,33 @@ def _card(spec: ModelSpec, mdir: ModelDir, serving: int, version: int, checkpoin
             "code": git_commit(),
             "forced": options.force and not result["gate"]["passed"],
             "gate": {k: v for k, v in result["gate"].items() if k != "sets"},
+            "served_since": None,  # set when Triton first confirms this version serving
             "files": files}
 
 
 def _switch(mdir: ModelDir, version: int, options: Options) -> None:
-    """Load through Triton; on failure retire the new version so disk matches what serves."""
-    control = ModelControl(options.triton or "", Settings.from_env())
-    progress(f"{mdir.name}: asking Triton at {options.triton} to load version {version}")
+    """Load through Triton. If Triton is unreachable the version stays staged (NotSwitched
+    says how to switch later); if it fails to load, it is retired so disk matches what
+    serves."""
     try:
-        control.load(mdir.name)
-        control.wait_serving(mdir.name, str(version))
+        _load_and_wait(mdir, version, options)
     except ModelControlError as exc:
         mdir.retire(version)
         raise PublishError(f"version {version} was written but did not start serving "
                            f"({exc}); it is retired and the previous version still serves"
                            ) from exc
+
+
+def _load_and_wait(mdir: ModelDir, version: int, options: Options) -> None:
+    """Ask Triton to load ``mdir``'s model, wait until ``version`` alone serves, record it."""
+    control = ModelControl(options.triton or "", Settings.from_env())
+    progress(f"{mdir.name}: asking Triton at {options.triton} to load version {version}")
+    try:
+        control.load(mdir.name)
+    except TritonUnreachable as exc:
+        raise NotSwitched(f"{exc}: version {version} is on disk but not serving; Triton "
+                          f"loads it when asked (python -m training switch {mdir.name} "
+                          f"--triton {options.triton}) or when it restarts") from exc
+    control.wait_serving(mdir.name, str(version))
+    mdir.mark_served(version, now())
     progress(f"{mdir.name}: Triton serves version {version}")

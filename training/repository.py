@@ -17,6 +17,7 @@ names version 4 was tagged by the one model ever published as 4.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import zipfile
@@ -33,6 +34,7 @@ SERVING_CODE = "nlp_models.zip"  # in every version directory; model.py imports 
 RETIRED = "retired-"
 STAGING = ".staging-"
 LOCK = ".publish.lock"
+CARD = "card.json"  # provenance and metrics of a version (training/publish.py writes it)
 
 
 class Busy(RuntimeError):
@@ -65,17 +67,44 @@ class ModelDir:
                       if p.is_dir() and p.name.startswith(RETIRED)
                       and p.name[len(RETIRED):].isdigit())
 
-    def serving(self) -> int | None:
-        """The version Triton's ``latest: 1`` policy serves: the highest number."""
+    def newest(self) -> int | None:
+        """The highest numbered version: the one Triton's ``latest: 1`` policy serves
+        after its next load. Whether it serves now only Triton can say
+        (services.model_control.ModelControl.serving_version)."""
         versions = self.versions()
         return versions[-1] if versions else None
+
+    def served(self, version: int) -> bool | None:
+        """Has ``version`` ever served? The card's ``served_since`` is set when Triton first
+        confirms the version serving (publish, switch, rollback). True: it served; False:
+        published but never confirmed serving; None: a card written before that record
+        existed (such versions were shipped after serving, so callers count them as
+        served)."""
+        card = self.version_dir(version) / CARD
+        if not card.exists():
+            return None
+        record = json.loads(card.read_text())
+        return bool(record["served_since"]) if "served_since" in record else None
+
+    def mark_served(self, version: int, when: str) -> None:
+        """Record in the card that Triton confirmed ``version`` serving (first time only;
+        cards without the record are left as they are). Written to a temporary file and
+        renamed, so a reader never sees half a card."""
+        card = self.version_dir(version) / CARD
+        if self.served(version) is not False:
+            return
+        record = json.loads(card.read_text())
+        record["served_since"] = when
+        tmp = card.with_name(f".{CARD}.{os.getpid()}")
+        tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+        os.replace(tmp, card)
 
     def version_dir(self, version: int) -> Path:
         return self.path / str(version)
 
     def file(self, filename: str) -> Path:
         """``filename`` in the serving version; FileNotFoundError names what is missing."""
-        version = self.serving()
+        version = self.newest()
         if version is None:
             raise FileNotFoundError(f"{self.path} has no version directory")
         path = self.version_dir(version) / filename
@@ -131,10 +160,12 @@ class ModelDir:
         _fsync(self.path)
         return target
 
-    def prune(self, keep: int) -> list[str]:
-        """Delete numbered versions beyond the newest ``keep``, retired versions and stale
-        staging directories; returns what was removed."""
-        gone = [self.version_dir(v) for v in self.versions()[:-keep]] if keep > 0 else []
+    def prune(self, keep: int, also_keep: frozenset[int] = frozenset()) -> list[str]:
+        """Delete numbered versions beyond the newest ``keep`` (but never those in
+        ``also_keep``: the one serving, the one a rollback returns to), retired versions
+        and stale staging directories; returns what was removed."""
+        old = self.versions()[:-keep] if keep > 0 else []
+        gone = [self.version_dir(v) for v in old if v not in also_keep]
         gone += [self.path / f"{RETIRED}{v}" for v in self.retired()]
         for path in gone:
             shutil.rmtree(path)
@@ -158,7 +189,7 @@ def _fsync(path: Path) -> None:
 def serving_dir(model: str, repository: str | Path = REPOSITORY) -> Path:
     """The version directory Triton serves for ``model`` (the shipped one by default)."""
     mdir = ModelDir.of(model, repository)
-    version = mdir.serving()
+    version = mdir.newest()
     if version is None:
         raise SystemExit(f"{mdir.path} has no version; train a model and publish it")
     return mdir.version_dir(version)

@@ -98,10 +98,13 @@ def refresh_triton(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TritonI
             os.environ["NLP_TRITON_ADMIN_KEY"] = saved
 
 
-def training_cli(*args: str, check: bool = False) -> tuple[int, dict, str]:
-    """Run ``python -m training ARGS``: (exit status, last stdout line as JSON, stderr)."""
+def training_cli(*args: str, check: bool = False,
+                 env: dict[str, str] | None = None) -> tuple[int, dict, str]:
+    """Run ``python -m training ARGS`` (``env`` added to this process's environment): (exit
+    status, last stdout line as JSON, stderr)."""
     proc = subprocess.run([sys.executable, "-m", "training", *args], cwd=REPO_ROOT,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **(env or {})})
     assert proc.stdout.strip(), proc.stderr[-3000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     if check:
@@ -285,7 +288,8 @@ def test_a_publish_killed_before_its_rename_leaves_the_served_repository_as_it_w
              "r.ModelDir.commit = lambda *a: os.kill(os.getpid(), signal.SIGKILL); "
              "from training.__main__ import main; main(sys.argv[1:])")
     proc = subprocess.run([sys.executable, "-c", crash, "publish", "pos_tagger",
-                           f"--checkpoint={checkpoint}", f"--repository={repo}", *GATE],
+                           f"--checkpoint={checkpoint}", f"--repository={repo}",
+                           f"--triton={refresh_triton.http_url}", *GATE],
                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == -9, proc.stderr[-2000:]
     staged = [p for p in model_dir.iterdir() if p.name.startswith(".staging-")]
@@ -304,6 +308,50 @@ def test_a_publish_killed_before_its_rename_leaves_the_served_repository_as_it_w
                                 *GATE, check=True)
     assert not [p for p in model_dir.iterdir() if p.name.startswith(".staging-")]
     assert client.is_model_ready("pos_tagger", str(result["version"]))
+
+
+def test_publish_switches_the_configured_triton_gates_against_what_it_serves_and_rollback_returns_to_the_last_served(  # noqa: E501
+    refresh_triton: TritonInfo,
+) -> None:
+    """The README's refresh paragraph, with no --triton flag: the configured Triton
+    (NLP_TRITON_HOST/NLP_TRITON_HTTP_PORT) is the one switched and asked."""
+    repo = Path(refresh_triton.model_repository)
+    configured = {"NLP_TRITON_HOST": refresh_triton.host,
+                  "NLP_TRITON_HTTP_PORT": str(refresh_triton.http_port)}
+    control = httpclient.InferenceServerClient(refresh_triton.http_url)
+    headers = {"triton-admin-key": os.environ["NLP_TRITON_ADMIN_KEY"]}
+
+    def serving() -> list[str]:
+        return sorted(str(row["version"]) for row in
+                      control.get_model_repository_index(headers=headers)
+                      if row["name"] == "pos_tagger" and row.get("state") == "READY")
+
+    [start] = serving()
+    weights = repo / "pos_tagger" / start / "pos_tagger.pt"
+    common = ("pos_tagger", f"--repository={repo}")
+
+    # --no-switch: a new version on disk, Triton still serves the old one, and says so
+    _, staged, err = training_cli("publish", *common, f"--checkpoint={weights}", "--no-switch",
+                                  *GATE, env=configured, check=True)
+    unserved = staged["version"]
+    assert staged["published"] and not staged["switched"] and serving() == [start]
+    assert staged["reference"] == "triton" and "staged only" in err
+    _, versions, _ = training_cli("inspect", "versions", f"--repository={repo}",
+                                  env=configured, check=True)
+    states = {row["version"]: row["state"] for row in versions["pos_tagger"]["versions"]}
+    assert states[int(start)] == "serving" and states[unserved] == "never served"
+
+    # no flags: gated against the version Triton serves (not the newer one on disk), switched
+    _, published, _ = training_cli("publish", *common, f"--checkpoint={weights}", *GATE,
+                                   env=configured, check=True)
+    assert published["reference"] == "triton" and published["previous_version"] == int(start)
+    assert published["gate"]["serving"].endswith(f"/{start}/pos_tagger.pt")
+    assert published["switched"] and serving() == [str(published["version"])]
+
+    # rollback: back to the last version that served, past the never-served one
+    _, back, _ = training_cli("rollback", *common, env=configured, check=True)
+    assert back["version"] == int(start) and back["switched"] and serving() == [start]
+    assert back["retired"] == [unserved, published["version"]]
 
 
 def visible(model_dir: Path) -> list[str]:

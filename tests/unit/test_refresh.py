@@ -65,7 +65,7 @@ def make_model_dir(tmp_path: Path, versions: list[str]) -> ModelDir:
 def test_version_numbers_are_never_reused_even_after_a_rollback(tmp_path: Path) -> None:
     mdir = make_model_dir(tmp_path, ["2", "3"])
     mdir.retire(3)
-    assert mdir.serving() == 2 and mdir.retired() == [3]
+    assert mdir.newest() == 2 and mdir.retired() == [3]
     assert mdir.next_version() == 4
 
 
@@ -88,6 +88,60 @@ def test_prune_keeps_the_newest_versions_and_drops_retired_ones(tmp_path: Path) 
     assert mdir.versions() == [2, 3]
 
 
+def write_card(mdir: ModelDir, version: int, **record: object) -> None:
+    (mdir.version_dir(version) / "card.json").write_text(json.dumps(record))
+
+
+def test_a_version_is_served_once_triton_confirms_it_and_older_cards_count_as_served(
+    tmp_path: Path,
+) -> None:
+    mdir = make_model_dir(tmp_path, ["1", "2"])
+    write_card(mdir, 1, model="m")  # written before the served_since record existed
+    write_card(mdir, 2, served_since=None)
+    assert mdir.served(1) is None and mdir.served(2) is False
+    mdir.mark_served(2, "2026-11-27T15:00:00Z")
+    mdir.mark_served(2, "2026-11-27T16:00:00Z")  # only the first confirmation counts
+    mdir.mark_served(1, "2026-11-27T16:00:00Z")  # an older card is left as it is
+    assert json.loads((mdir.version_dir(2) / "card.json").read_text())["served_since"] == \
+        "2026-11-27T15:00:00Z"
+    assert "served_since" not in json.loads((mdir.version_dir(1) / "card.json").read_text())
+
+
+def test_rollback_returns_to_the_last_version_that_served_not_to_a_never_served_one(
+    tmp_path: Path,
+) -> None:
+    mdir = make_model_dir(tmp_path, ["1", "2", "3"])
+    (mdir.path / "config.pbtxt").write_text('name: "pos_tagger"\n')
+    write_card(mdir, 1, served_since="2026-11-01T00:00:00Z")
+    write_card(mdir, 2, served_since=None)  # published with --no-switch
+    write_card(mdir, 3, served_since="2026-11-27T00:00:00Z")
+    renamed = mdir.path.rename(tmp_path / "pos_tagger")
+    back = rollback("pos_tagger", options=Options(tmp_path))
+    assert back["version"] == 1 and back["retired"] == [2, 3]
+    assert ModelDir(renamed).versions() == [1]
+
+
+def test_prune_never_removes_the_serving_version_or_the_one_a_rollback_returns_to(
+    tmp_path: Path,
+) -> None:
+    mdir = make_model_dir(tmp_path, ["3", "4", "5", "6"])
+    assert sorted(mdir.prune(keep=2, also_keep=frozenset({3}))) == ["4"]
+    assert mdir.versions() == [3, 5, 6]
+
+
+def test_publish_to_an_unreachable_triton_stages_the_version_and_says_how_to_switch(
+    repository: Path,
+) -> None:
+    mdir = ModelDir.of("pos_tagger", repository)
+    before = mdir.newest()
+    result = publish("pos_tagger", mdir.file("pos_tagger.pt"),
+                     Options(repository, triton="127.0.0.1:9", gate_data=GATE))
+    assert result["published"] and not result["switched"] and result["reference"] == "disk"
+    assert result["version"] == before + 1 and mdir.newest() == before + 1
+    assert "python -m training switch pos_tagger" in result["reason"]
+    assert mdir.served(before + 1) is False
+
+
 @pytest.fixture
 def repository(tmp_path: Path) -> Path:
     """The shipped pos_tagger, hard-linked (publish never writes into existing files)."""
@@ -101,7 +155,7 @@ def test_publish_writes_the_next_version_with_a_card_and_rollback_returns(
     repository: Path,
 ) -> None:
     mdir = ModelDir.of("pos_tagger", repository)
-    serving = mdir.serving()
+    serving = mdir.newest()
     shipped = mdir.file("pos_tagger.pt")
     result = publish("pos_tagger", shipped, Options(repository, gate_data=GATE))
     assert result["published"] and result["version"] == serving + 1
@@ -120,7 +174,7 @@ def test_publish_writes_the_next_version_with_a_card_and_rollback_returns(
     assert code.read_bytes() == fresh.read_bytes()
 
     back = rollback("pos_tagger", options=Options(repository))
-    assert back["version"] == serving and mdir.serving() == serving
+    assert back["version"] == serving and mdir.newest() == serving
     assert mdir.retired() == [serving + 1]
 
 
