@@ -1,0 +1,182 @@
+"""The hashtag memory: the posts index, read as the stream's memory of its own hashtags.
+
+Every indexed post carries its author's hashtags (``user_hashtags``). Before hashtags are
+suggested for a batch, one ``_msearch`` asks Elasticsearch
+
+- for each post, its most similar earlier posts that carry author hashtags: BM25 on the
+  text analysed for the post's language (``text.en``: English with stemming;
+  ``text.cjk``: the built-in ``cjk`` analyser's bigrams), only posts whose ``created_at``
+  lies in the event-time window ``[t - window, t)`` before the post's own, never the post
+  itself (a redelivered post is already in the index);
+- per language, for the window's trending author hashtags: a terms aggregation over
+  ``[t0 - window, t0)``, ``t0`` the batch's earliest post of that language, so no post of
+  the batch counts. It is cached for ``trending_ttl`` seconds of wall time (and as long
+  as the stream's event time has not moved past a twentieth of the window), not asked
+  per post.
+
+The memory lives in Elasticsearch, so every worker shares it and a restart loses
+nothing. A look-up that fails or takes longer than ``timeout`` returns None and is
+counted: the caller then answers with the generator alone, so the memory never stalls,
+drops or dead-letters a post. An empty index is today's behaviour: nothing recalled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from elasticsearch import Elasticsearch
+
+log = logging.getLogger(__name__)
+
+#: The text sub-field queried per language (services/es/posts_template.json).
+TEXT_FIELD = {"en": "text.en", "zh": "text.cjk"}
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What the memory is asked about one post."""
+
+    id: str
+    text: str  # as if the author had written no hashtag: without its edge hashtags
+    lang: str  # "en" or "zh"; other languages recall nothing
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Recall:
+    """What the memory holds for one post."""
+
+    #: (BM25 score, author hashtags) of the most similar earlier posts, best first
+    neighbours: list[tuple[float, list[str]]] = field(default_factory=list)
+    #: (hashtag, posts using it) in the window before the batch, most used first
+    trending: list[tuple[str, int]] = field(default_factory=list)
+
+
+@dataclass
+class MemoryStats:
+    """Counters for /metrics and /health: look-ups, fallbacks, time spent."""
+
+    lookups: int = 0
+    timeouts: int = 0
+    failures: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class _Trending:
+    until: datetime  # event time the window ends at
+    fetched: float  # time.monotonic() when asked
+    tags: list[tuple[str, int]]
+
+
+class HashtagMemory:
+    """Look-ups in the posts indices ``index`` (a pattern such as ``posts-*``)."""
+
+    def __init__(self, es: Elasticsearch, index: str, window: timedelta = timedelta(hours=24),
+                 neighbours: int = 10, trending_size: int = 20, trending_ttl: float = 5.0,
+                 timeout: float = 0.5) -> None:
+        self.es, self.index, self.window = es, index, window
+        self.neighbours, self.trending_size = neighbours, trending_size
+        self.trending_ttl, self.timeout = trending_ttl, timeout
+        self.stats = MemoryStats()
+        self._trending: dict[str, _Trending] = {}
+
+    async def recall(self, probes: Sequence[Probe]) -> list[Recall] | None:
+        """One Recall per probe, or None when the memory did not answer in time (the
+        caller falls back to the generator alone)."""
+        started = time.monotonic()
+        self.stats.lookups += 1
+        try:
+            return await asyncio.wait_for(asyncio.to_thread(self._recall, probes),
+                                          self.timeout)
+        except TimeoutError:
+            self.stats.timeouts += 1
+            log.warning("hashtag memory: no answer within %.0f ms; generator alone for %d "
+                        "posts", self.timeout * 1000, len(probes))
+        except Exception as exc:  # noqa: BLE001 - any failure degrades, never stalls
+            self.stats.failures += 1
+            log.warning("hashtag memory failed (%s); generator alone for %d posts", exc,
+                        len(probes))
+        finally:
+            self.stats.seconds += time.monotonic() - started
+        return None
+
+    # The blocking part, run in a worker thread ---------------------------------------
+    def _recall(self, probes: Sequence[Probe]) -> list[Recall]:
+        asked = [p for p in probes if p.lang in TEXT_FIELD and p.text.strip()]
+        stale = self._stale_languages(probes)
+        body: list[dict[str, Any]] = []
+        for p in asked:
+            body += [{"index": self.index}, self.neighbour_query(p)]
+        for lang, until in stale:
+            body += [{"index": self.index}, self.trending_query(lang, until)]
+        responses = self._msearch(body) if body else []
+        hits = dict(zip((p.id for p in asked), responses[:len(asked)], strict=False))
+        for (lang, until), response in zip(stale, responses[len(asked):], strict=True):
+            self._trending[lang] = _Trending(until, time.monotonic(), _buckets(response))
+        return [Recall(_neighbours(hits[p.id]) if p.id in hits else [],
+                       self._trending[p.lang].tags if p.lang in self._trending else [])
+                for p in probes]
+
+    def _msearch(self, body: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        result = self.es.msearch(body=body, request_timeout=self.timeout)
+        responses = result["responses"]
+        errors = [r["error"] for r in responses if "error" in r]
+        if errors and len(errors) == len(responses):
+            raise RuntimeError(f"every memory query failed, e.g. {errors[0]}")
+        return responses
+
+    def _stale_languages(self, probes: Sequence[Probe]) -> list[tuple[str, datetime]]:
+        """(language, window end) whose cached trending list must be asked again."""
+        earliest: dict[str, datetime] = {}
+        for p in probes:
+            if p.lang in TEXT_FIELD:
+                earliest[p.lang] = min(earliest.get(p.lang, p.created_at), p.created_at)
+        stale = []
+        for lang, until in earliest.items():
+            cached = self._trending.get(lang)
+            if (cached is None or time.monotonic() - cached.fetched > self.trending_ttl
+                    or abs(until - cached.until) > self.window / 20):
+                stale.append((lang, until))
+        return stale
+
+    # The queries -----------------------------------------------------------------------
+    def _window(self, lang: str, until: datetime) -> list[dict[str, Any]]:
+        return [{"term": {"lang": lang}},
+                {"exists": {"field": "user_hashtags"}},
+                {"range": {"created_at": {"gte": (until - self.window).isoformat(),
+                                          "lt": until.isoformat()}}}]
+
+    def neighbour_query(self, probe: Probe) -> dict[str, Any]:
+        """The most similar earlier posts with author hashtags, never the post itself."""
+        return {"size": self.neighbours, "_source": ["user_hashtags"],
+                "query": {"bool": {
+                    "must": [{"match": {TEXT_FIELD[probe.lang]: probe.text}}],
+                    "filter": self._window(probe.lang, probe.created_at),
+                    "must_not": [{"ids": {"values": [probe.id]}}]}}}
+
+    def trending_query(self, lang: str, until: datetime) -> dict[str, Any]:
+        """The window's most used author hashtags (counted in posts)."""
+        return {"size": 0, "query": {"bool": {"filter": self._window(lang, until)}},
+                "aggs": {"trending": {"terms": {"field": "user_hashtags",
+                                                "size": self.trending_size}}}}
+
+
+def _neighbours(response: dict[str, Any]) -> list[tuple[float, list[str]]]:
+    if "error" in response:
+        return []
+    return [(float(h["_score"]), list(h["_source"].get("user_hashtags") or []))
+            for h in response["hits"]["hits"]]
+
+
+def _buckets(response: dict[str, Any]) -> list[tuple[str, int]]:
+    if "error" in response:
+        return []
+    return [(b["key"], int(b["doc_count"]))
+            for b in response["aggregations"]["trending"]["buckets"]]
