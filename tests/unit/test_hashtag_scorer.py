@@ -1,0 +1,48 @@
+"""The hashtag scorer: generator, similar posts and trending on one scale (issue 46)."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.stream.hashtag_scorer import (
+    GENERATED,
+    SIMILAR,
+    TRENDING,
+    Suggestion,
+    Weights,
+    merge,
+)
+from services.stream.memory import Recall
+
+GENERATED_TAGS = [("nba", -0.5), ("lakers", -0.9), ("sports", -1.4)]
+
+
+def test_without_a_memory_the_generators_hashtags_are_shown_in_its_order() -> None:
+    shown = merge(GENERATED_TAGS, None)
+    assert [s.tag for s in shown] == ["nba", "lakers", "sports"]
+    assert {s.source for s in shown} == {GENERATED}
+
+
+def test_a_hashtag_every_similar_post_carries_outranks_the_generators_second_choice() -> None:
+    recall = Recall(neighbours=[(9.0, ["LakersWin"]), (4.5, ["lakerswin", "nba"])])
+    shown = merge(GENERATED_TAGS, recall)
+    assert shown[0] == Suggestion("nba", 1.3333, GENERATED)  # 1.0 generated + 1/3 similar
+    assert shown[1] == Suggestion("LakersWin", 1.0, SIMILAR)  # both neighbours, first spelling
+
+
+def test_trending_counts_relative_to_the_most_used_hashtag_and_says_so() -> None:
+    recall = Recall(trending=[("worldcup", 40), ("iranelection", 10)])
+    shown = merge([], recall, Weights(trending=0.5, threshold=0.1))
+    assert shown == [Suggestion("worldcup", 0.5, TRENDING),
+                     Suggestion("iranelection", 0.125, TRENDING)]
+
+
+def test_nothing_under_the_threshold_is_shown_and_at_most_top_are() -> None:
+    assert merge(GENERATED_TAGS, None, Weights(threshold=0.4)) == [
+        Suggestion("nba", 1.0, GENERATED), Suggestion("lakers", 0.5, GENERATED)]
+    assert len(merge(GENERATED_TAGS, None, Weights(top=1))) == 1
+
+
+@pytest.mark.parametrize("neighbours", [[], [(0.0, ["x"])]])
+def test_no_neighbours_or_zero_scores_vote_for_nothing(neighbours: list) -> None:
+    assert merge([], Recall(neighbours=neighbours)) == []
