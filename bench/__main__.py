@@ -4,6 +4,8 @@
     python -m bench pos-peer [--data FILE --tagset ptb|ark|universal ...] [--repeats 3]
                              [--model CKPT]
     python -m bench hashtag [--posts 1000] [--beam 4] [--skip-pipeline]
+    python -m bench hashtag-stream --data FILE.jsonl --lang en|zh [--rate 100] [--limit N]
+                             [--predictions OUT.jsonl] [--no-generator-only]
     python -m bench headline [--lang en|zh] [--articles 30] [--words 400] [--chars 800]
                              [--skip-pipeline]
     python -m bench headline-api [--requests 32] [--words 400] [--articles 8]
@@ -43,6 +45,19 @@ def main() -> None:
     p_tag.add_argument("--posts", type=int, default=1000)
     p_tag.add_argument("--beam", type=int, default=4, help="serving beam (Triton config: 4)")
     p_tag.add_argument("--skip-pipeline", action="store_true", help="only in process and Triton")
+    p_stream = sub.add_parser("hashtag-stream", help="suggested hashtags on a time-ordered "
+                              "stream through the pipeline (hashtag memory on) vs trending, "
+                              "TF-IDF and the generator alone; last line is JSON")
+    p_stream.add_argument("--data", required=True, help="a stream of `python -m training data "
+                          "hashtag-stream` (shared hashtag format + created_at, time order)")
+    p_stream.add_argument("--lang", required=True, choices=["en", "zh"])
+    p_stream.add_argument("--rate", type=float, default=100.0,
+                          help="posts produced per second (0: all at once)")
+    p_stream.add_argument("--limit", type=int, help="first N posts of the file")
+    p_stream.add_argument("--predictions", metavar="OUT.jsonl",
+                          help="write each scored post with its suggestions")
+    p_stream.add_argument("--no-generator-only", action="store_true",
+                          help="skip the second pipeline run with the memory off")
     p_head = sub.add_parser("headline", help="headline generators: in process vs Triton vs "
                             "pipeline")
     p_head.add_argument("--articles", type=int, default=30)
@@ -102,6 +117,11 @@ def main() -> None:
         from bench.hashtag import run as run_hashtag
 
         print(json.dumps(run_hashtag(args.posts, args.skip_pipeline, args.beam), indent=2))
+    elif args.which == "hashtag-stream":
+        from bench.hashtag_stream import run as run_stream
+
+        print(json.dumps(run_stream(args.data, args.lang, args.rate, args.limit,
+                                    args.predictions, not args.no_generator_only)))
     elif args.which == "headline":
         from bench.headline import run as run_headline
 

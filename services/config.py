@@ -60,6 +60,41 @@ class RetryPolicy:
 
 
 @dataclass(frozen=True)
+class MemoryConfig:
+    """The hashtag memory (services/stream/memory.py) and the scorer's weights
+    (services/stream/hashtag_scorer.py)."""
+
+    enabled: bool = True
+    window_hours: float = 24.0  # event time before a post that its memory covers
+    neighbours: int = 10  # similar earlier posts asked per post
+    timeout: float = 0.5  # seconds a batch waits for the memory before the generator alone
+    trending_ttl: float = 5.0  # seconds a language's trending list is reused
+    generated: float = 1.0  # the scorer's weights
+    similar: float = 1.0
+    trending: float = 0.5
+    threshold: float = 0.1
+
+    @classmethod
+    def from_env(cls, e: Mapping[str, str]) -> MemoryConfig:
+        weights = dict(part.split("=", 1) for part in
+                       e.get("NLP_HASHTAG_WEIGHTS", "").replace(" ", "").split(",") if part)
+        unknown = set(weights) - {"generated", "similar", "trending", "threshold"}
+        if unknown:
+            raise ValueError(f"NLP_HASHTAG_WEIGHTS: unknown weight(s) {sorted(unknown)}; "
+                             "known: generated, similar, trending, threshold")
+        d = cls()
+        return cls(
+            enabled=e.get("NLP_HASHTAG_MEMORY", "1").strip().lower() not in ("0", "false",
+                                                                             "off", "no"),
+            window_hours=float(e.get("NLP_HASHTAG_MEMORY_WINDOW_HOURS", d.window_hours)),
+            neighbours=int(e.get("NLP_HASHTAG_MEMORY_NEIGHBOURS", d.neighbours)),
+            timeout=float(e.get("NLP_HASHTAG_MEMORY_TIMEOUT", d.timeout)),
+            trending_ttl=float(e.get("NLP_HASHTAG_MEMORY_TRENDING_TTL", d.trending_ttl)),
+            **{k: float(v) for k, v in weights.items()},
+        )
+
+
+@dataclass(frozen=True)
 class PipelineConfig:
     """Everything the stream worker, the producer and the search CLI need."""
 
@@ -86,6 +121,7 @@ class PipelineConfig:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     web_port: int | None = 6066
     dlq_retention_days: float = DLQ_RETENTION_DAYS
+    hashtag_memory: MemoryConfig = field(default_factory=MemoryConfig)
 
     def __post_init__(self) -> None:
         a, b = self.index_prefix, self.article_index_prefix
@@ -129,6 +165,7 @@ class PipelineConfig:
             retry=RetryPolicy(max_wait=float(max_wait) if max_wait else None),
             web_port=web_port or None,
             dlq_retention_days=float(e.get("NLP_DLQ_RETENTION_DAYS", DLQ_RETENTION_DAYS)),
+            hashtag_memory=MemoryConfig.from_env(e),
         )
 
 

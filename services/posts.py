@@ -6,6 +6,7 @@ here is unit-testable without Kafka or Triton.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -25,6 +26,7 @@ from services.fields import (
     check_timestamp,
     is_blank,
 )
+from services.hashtags import GENERATED, Suggestion
 from services.pb import messages_pb2 as pb
 
 
@@ -113,13 +115,16 @@ def build_tagged_post(
     now: datetime,
     hashtags: HashtagResult | None = None,
     hashtag_model: pb.ModelRef | None = None,
+    suggestions: Sequence[Suggestion] | None = None,
 ) -> pb.TaggedPost:
     """The message for posts.tagged.
 
     ``truncated`` is also set when the model itself tagged only a prefix of the text, so
     the flag always means "tokens do not cover the original text". ``result`` None means
-    the POS tagger did not apply (no tokens, no pos_model). Generated hashtags go to
-    ``hashtags``; the author's own stay in ``post.user_hashtags``.
+    the POS tagger did not apply (no tokens, no pos_model). Suggested hashtags go to
+    ``hashtags``: ``suggestions`` (the scorer's merge of the generator and the hashtag
+    memory) when given, else the generator's own with their log-probabilities; the
+    author's own stay in ``post.user_hashtags``.
     """
     tagged = pb.TaggedPost(
         post=prepared.post,
@@ -129,7 +134,10 @@ def build_tagged_post(
     if result is not None:
         tagged.pos_model.CopyFrom(model)
     if hashtags is not None:
-        tagged.hashtags.extend(pb.Hashtag(text=t, score=s) for t, s in hashtags.hashtags)
+        shown = suggestions if suggestions is not None else [
+            Suggestion(t, s, GENERATED) for t, s in hashtags.hashtags]
+        tagged.hashtags.extend(pb.Hashtag(text=h.tag, score=h.score, source=h.source)
+                               for h in shown)
         tagged.hashtag_status = hashtags.status
         if hashtag_model is not None:
             tagged.hashtag_model.CopyFrom(hashtag_model)

@@ -3,6 +3,7 @@
     python -m training train pos --config training/configs/pos_dcnn.toml [--quick] [--resume]
         [--init CHECKPOINT] [--seed N]
     python -m training data hashtag --out DIR [--lang en zh]
+    python -m training data hashtag-stream --out data/hashtag_stream
     python -m training data pos --out data/pos --ewt UD_English-EWT --gum UD_English-GUM
     python -m training data headline-sina --sina SINA_CHECKOUT --out data/headline
     python -m training data headline-portal --portal PORTAL_CHECKOUT --out data/headline
@@ -105,8 +106,9 @@ def main(argv: list[str] | None = None) -> None:
                             "tags from UD treebanks, DIR/ud_ewt/all.conll, DIR/ud_gum/open.conll; "
                             "pos-pseudo -> DIR/tweets.conll, raw tweets every --teacher tags "
                             "alike; last line is JSON counts")
-    p_data.add_argument("task", choices=["hashtag", "headline", "headline-sina",
-                                         "headline-portal", "pos", "pos-pseudo"])
+    p_data.add_argument("task", choices=["hashtag", "hashtag-stream", "headline",
+                                         "headline-sina", "headline-portal", "pos",
+                                         "pos-pseudo"])
     p_data.add_argument("--out", required=True, help="output directory")
     p_data.add_argument("--lang", nargs="+", choices=["en", "zh"], default=["en", "zh"])
     p_data.add_argument("--ewt", type=Path, help="pos: checkout of UD_English-EWT")
@@ -292,7 +294,12 @@ def main(argv: list[str] | None = None) -> None:
             and getattr(args, need, "") is None):
         parser.error(f"{args.command} {args.task} needs --{need}")
     if args.command == "data":
-        if args.task == "hashtag":
+        if args.task == "hashtag-stream":
+            from training.hashtag.streams import build as build_streams
+            from training.paths import data_dir
+
+            print(json.dumps(build_streams(data_dir(), Path(args.out))))
+        elif args.task == "hashtag":
             from training.hashtag.extra import main as build_hashtag_data
 
             build_hashtag_data(args.out, args.lang)

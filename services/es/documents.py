@@ -18,6 +18,7 @@ from typing import Any
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from services.hashtags import author_hashtags, memory_language
 from services.pb import messages_pb2 as pb
 
 ARK_PREFIX = "ark:"
@@ -62,6 +63,20 @@ def _distinct(values: list[str]) -> list[str]:
     return list(dict.fromkeys(v for v in values if v))
 
 
+def agreement(tagged: pb.TaggedPost) -> dict[str, int] | None:
+    """Did the suggestions find the author's own hashtags? ``hit1`` 1: the first one is
+    one of them; ``hit5`` 1: one of the first five is (0 or 1, so an average is a rate in
+    Kibana). None when the author wrote none or no suggestion was attempted: every post
+    that carries hashtags is a free test item, because suggestions are made as if the
+    author had written none."""
+    author = {h.lower() for h in author_hashtags(tagged.post)}
+    if not author or tagged.hashtag_status != "ok":
+        return None
+    shown = [h.text.lstrip("#").lower() for h in tagged.hashtags]
+    return {"hit1": int(bool(shown) and shown[0] in author),
+            "hit5": int(any(tag in author for tag in shown[:5]))}
+
+
 def post_document(tagged: pb.TaggedPost) -> dict[str, Any]:
     """The ``_source`` for one post (``_id`` is ``post.id``)."""
     post = tagged.post
@@ -74,7 +89,7 @@ def post_document(tagged: pb.TaggedPost) -> dict[str, Any]:
         "author": post.author or None,
         "created_at": timestamp_iso(post.created_at) if post.HasField("created_at") else None,
         "attributes": dict(post.attributes),
-        "user_hashtags": [h.lstrip("#") for h in post.user_hashtags],
+        "user_hashtags": author_hashtags(post),
         "tokens": [
             {"text": t.text, "start": t.start, "end": t.end, "ptb": t.pos_ptb, "ark": t.pos_ark}
             for t in tokens
@@ -83,10 +98,13 @@ def post_document(tagged: pb.TaggedPost) -> dict[str, Any]:
         "pos_terms": pos_terms(tokens),
         "ptb_tags": _distinct([t.pos_ptb for t in tokens]),
         "ark_tags": _distinct([t.pos_ark for t in tokens]),
-        "hashtags": [{"text": h.text.lstrip("#"), "score": h.score} for h in tagged.hashtags],
+        "hashtags": [{"text": h.text.lstrip("#"), "score": h.score,
+                      "source": h.source or None} for h in tagged.hashtags],
         "pos_model": _model(tagged.pos_model),
         "hashtag_model": _model(tagged.hashtag_model),
         "hashtag_status": tagged.hashtag_status or None,
+        "hashtag_lang": memory_language(post),
+        "hashtag_agreement": agreement(tagged),
         "processed_at": (
             timestamp_iso(tagged.processed_at) if tagged.HasField("processed_at") else None
         ),

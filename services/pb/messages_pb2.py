@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0emessages.proto\x12\x0fnlp_pipeline.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa0\x02\n\x04Post\x12\n\n\x02id\x18\x01 \x01(\t\x12+\n\x08platform\x18\x02 \x01(\x0e\x32\x19.nlp_pipeline.v1.Platform\x12\x0c\n\x04lang\x18\x03 \x01(\t\x12\x0c\n\x04text\x18\x04 \x01(\t\x12\x0e\n\x06\x61uthor\x18\x05 \x01(\t\x12.\n\ncreated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x39\n\nattributes\x18\x07 \x03(\x0b\x32%.nlp_pipeline.v1.Post.AttributesEntry\x12\x15\n\ruser_hashtags\x18\x08 \x03(\t\x1a\x31\n\x0f\x41ttributesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"S\n\x05Token\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\r\n\x05start\x18\x02 \x01(\r\x12\x0b\n\x03\x65nd\x18\x03 \x01(\r\x12\x0f\n\x07pos_ptb\x18\x04 \x01(\t\x12\x0f\n\x07pos_ark\x18\x05 \x01(\t\"&\n\x07Hashtag\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\r\n\x05score\x18\x02 \x01(\x02\")\n\x08ModelRef\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\"\xdb\x02\n\nTaggedPost\x12#\n\x04post\x18\x01 \x01(\x0b\x32\x15.nlp_pipeline.v1.Post\x12&\n\x06tokens\x18\x02 \x03(\x0b\x32\x16.nlp_pipeline.v1.Token\x12,\n\tpos_model\x18\x03 \x01(\x0b\x32\x19.nlp_pipeline.v1.ModelRef\x12*\n\x08hashtags\x18\x04 \x03(\x0b\x32\x18.nlp_pipeline.v1.Hashtag\x12\x30\n\rhashtag_model\x18\x05 \x01(\x0b\x32\x19.nlp_pipeline.v1.ModelRef\x12\x30\n\x0cprocessed_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\ttruncated\x18\x07 \x01(\x08\x12\x17\n\x0foriginal_length\x18\x08 \x01(\r\x12\x16\n\x0ehashtag_status\x18\t \x01(\t\"\xab\x01\n\x07\x41rticle\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06source\x18\x02 \x01(\t\x12\x0c\n\x04lang\x18\x03 \x01(\t\x12\x0c\n\x04\x62ody\x18\x04 \x01(\t\x12\x12\n\x05title\x18\x05 \x01(\tH\x00\x88\x01\x01\x12\x30\n\x0cpublished_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x18\n\x10required_phrases\x18\x07 \x03(\tB\x08\n\x06_title\"\x97\x01\n\x11HeadlineCandidate\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\r\n\x05score\x18\x02 \x01(\x02\x12+\n\x04kind\x18\x03 \x01(\x0e\x32\x1d.nlp_pipeline.v1.HeadlineKind\x12\x0e\n\x06phrase\x18\x04 \x01(\t\x12(\n\x05model\x18\x05 \x01(\x0b\x32\x19.nlp_pipeline.v1.ModelRef\"o\n\x0fGenerationIssue\x12+\n\x04kind\x18\x01 \x01(\x0e\x32\x1d.nlp_pipeline.v1.HeadlineKind\x12\x0e\n\x06phrase\x18\x02 \x01(\t\x12\x0e\n\x06status\x18\x03 \x01(\t\x12\x0f\n\x07message\x18\x04 \x01(\t\"\xeb\x01\n\x0f\x45nrichedArticle\x12)\n\x07\x61rticle\x18\x01 \x01(\x0b\x32\x18.nlp_pipeline.v1.Article\x12\x36\n\ncandidates\x18\x02 \x03(\x0b\x32\".nlp_pipeline.v1.HeadlineCandidate\x12\x30\n\x0cprocessed_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\ttruncated\x18\x04 \x01(\x08\x12\x30\n\x06issues\x18\x05 \x03(\x0b\x32 .nlp_pipeline.v1.GenerationIssue\"\x9d\x02\n\nDeadLetter\x12\x16\n\x0eoriginal_value\x18\x01 \x01(\x0c\x12\x14\n\x0coriginal_key\x18\x02 \x01(\x0c\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x14\n\x0csource_topic\x18\x04 \x01(\t\x12\x11\n\tpartition\x18\x05 \x01(\x05\x12\x0e\n\x06offset\x18\x06 \x01(\x03\x12-\n\tfailed_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\nerror_code\x18\x08 \x01(\t\x12\x1b\n\x13original_value_size\x18\t \x01(\x04\x12\x19\n\x11original_key_size\x18\n \x01(\x04\x12\x1d\n\x15original_value_sha256\x18\x0b \x01(\t*<\n\x08Platform\x12\x18\n\x14PLATFORM_UNSPECIFIED\x10\x00\x12\x0b\n\x07TWITTER\x10\x01\x12\t\n\x05WEIBO\x10\x02*H\n\x0cHeadlineKind\x12\x1d\n\x19HEADLINE_KIND_UNSPECIFIED\x10\x00\x12\x08\n\x04\x46ULL\x10\x01\x12\x0f\n\x0b\x43ONSTRAINED\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0emessages.proto\x12\x0fnlp_pipeline.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa0\x02\n\x04Post\x12\n\n\x02id\x18\x01 \x01(\t\x12+\n\x08platform\x18\x02 \x01(\x0e\x32\x19.nlp_pipeline.v1.Platform\x12\x0c\n\x04lang\x18\x03 \x01(\t\x12\x0c\n\x04text\x18\x04 \x01(\t\x12\x0e\n\x06\x61uthor\x18\x05 \x01(\t\x12.\n\ncreated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x39\n\nattributes\x18\x07 \x03(\x0b\x32%.nlp_pipeline.v1.Post.AttributesEntry\x12\x15\n\ruser_hashtags\x18\x08 \x03(\t\x1a\x31\n\x0f\x41ttributesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"S\n\x05Token\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\r\n\x05start\x18\x02 \x01(\r\x12\x0b\n\x03\x65nd\x18\x03 \x01(\r\x12\x0f\n\x07pos_ptb\x18\x04 \x01(\t\x12\x0f\n\x07pos_ark\x18\x05 \x01(\t\"6\n\x07Hashtag\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\r\n\x05score\x18\x02 \x01(\x02\x12\x0e\n\x06source\x18\x03 \x01(\t\")\n\x08ModelRef\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\"\xdb\x02\n\nTaggedPost\x12#\n\x04post\x18\x01 \x01(\x0b\x32\x15.nlp_pipeline.v1.Post\x12&\n\x06tokens\x18\x02 \x03(\x0b\x32\x16.nlp_pipeline.v1.Token\x12,\n\tpos_model\x18\x03 \x01(\x0b\x32\x19.nlp_pipeline.v1.ModelRef\x12*\n\x08hashtags\x18\x04 \x03(\x0b\x32\x18.nlp_pipeline.v1.Hashtag\x12\x30\n\rhashtag_model\x18\x05 \x01(\x0b\x32\x19.nlp_pipeline.v1.ModelRef\x12\x30\n\x0cprocessed_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\ttruncated\x18\x07 \x01(\x08\x12\x17\n\x0foriginal_length\x18\x08 \x01(\r\x12\x16\n\x0ehashtag_status\x18\t \x01(\t\"\xab\x01\n\x07\x41rticle\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06source\x18\x02 \x01(\t\x12\x0c\n\x04lang\x18\x03 \x01(\t\x12\x0c\n\x04\x62ody\x18\x04 \x01(\t\x12\x12\n\x05title\x18\x05 \x01(\tH\x00\x88\x01\x01\x12\x30\n\x0cpublished_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x18\n\x10required_phrases\x18\x07 \x03(\tB\x08\n\x06_title\"\x97\x01\n\x11HeadlineCandidate\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\r\n\x05score\x18\x02 \x01(\x02\x12+\n\x04kind\x18\x03 \x01(\x0e\x32\x1d.nlp_pipeline.v1.HeadlineKind\x12\x0e\n\x06phrase\x18\x04 \x01(\t\x12(\n\x05model\x18\x05 \x01(\x0b\x32\x19.nlp_pipeline.v1.ModelRef\"o\n\x0fGenerationIssue\x12+\n\x04kind\x18\x01 \x01(\x0e\x32\x1d.nlp_pipeline.v1.HeadlineKind\x12\x0e\n\x06phrase\x18\x02 \x01(\t\x12\x0e\n\x06status\x18\x03 \x01(\t\x12\x0f\n\x07message\x18\x04 \x01(\t\"\xeb\x01\n\x0f\x45nrichedArticle\x12)\n\x07\x61rticle\x18\x01 \x01(\x0b\x32\x18.nlp_pipeline.v1.Article\x12\x36\n\ncandidates\x18\x02 \x03(\x0b\x32\".nlp_pipeline.v1.HeadlineCandidate\x12\x30\n\x0cprocessed_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\ttruncated\x18\x04 \x01(\x08\x12\x30\n\x06issues\x18\x05 \x03(\x0b\x32 .nlp_pipeline.v1.GenerationIssue\"\x9d\x02\n\nDeadLetter\x12\x16\n\x0eoriginal_value\x18\x01 \x01(\x0c\x12\x14\n\x0coriginal_key\x18\x02 \x01(\x0c\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x14\n\x0csource_topic\x18\x04 \x01(\t\x12\x11\n\tpartition\x18\x05 \x01(\x05\x12\x0e\n\x06offset\x18\x06 \x01(\x03\x12-\n\tfailed_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\nerror_code\x18\x08 \x01(\t\x12\x1b\n\x13original_value_size\x18\t \x01(\x04\x12\x19\n\x11original_key_size\x18\n \x01(\x04\x12\x1d\n\x15original_value_sha256\x18\x0b \x01(\t*<\n\x08Platform\x12\x18\n\x14PLATFORM_UNSPECIFIED\x10\x00\x12\x0b\n\x07TWITTER\x10\x01\x12\t\n\x05WEIBO\x10\x02*H\n\x0cHeadlineKind\x12\x1d\n\x19HEADLINE_KIND_UNSPECIFIED\x10\x00\x12\x08\n\x04\x46ULL\x10\x01\x12\x0f\n\x0b\x43ONSTRAINED\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,10 +34,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_POST_ATTRIBUTESENTRY']._loaded_options = None
   _globals['_POST_ATTRIBUTESENTRY']._serialized_options = b'8\001'
-  _globals['_PLATFORM']._serialized_start=1844
-  _globals['_PLATFORM']._serialized_end=1904
-  _globals['_HEADLINEKIND']._serialized_start=1906
-  _globals['_HEADLINEKIND']._serialized_end=1978
+  _globals['_PLATFORM']._serialized_start=1860
+  _globals['_PLATFORM']._serialized_end=1920
+  _globals['_HEADLINEKIND']._serialized_start=1922
+  _globals['_HEADLINEKIND']._serialized_end=1994
   _globals['_POST']._serialized_start=69
   _globals['_POST']._serialized_end=357
   _globals['_POST_ATTRIBUTESENTRY']._serialized_start=308
@@ -45,19 +45,19 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TOKEN']._serialized_start=359
   _globals['_TOKEN']._serialized_end=442
   _globals['_HASHTAG']._serialized_start=444
-  _globals['_HASHTAG']._serialized_end=482
-  _globals['_MODELREF']._serialized_start=484
-  _globals['_MODELREF']._serialized_end=525
-  _globals['_TAGGEDPOST']._serialized_start=528
-  _globals['_TAGGEDPOST']._serialized_end=875
-  _globals['_ARTICLE']._serialized_start=878
-  _globals['_ARTICLE']._serialized_end=1049
-  _globals['_HEADLINECANDIDATE']._serialized_start=1052
-  _globals['_HEADLINECANDIDATE']._serialized_end=1203
-  _globals['_GENERATIONISSUE']._serialized_start=1205
-  _globals['_GENERATIONISSUE']._serialized_end=1316
-  _globals['_ENRICHEDARTICLE']._serialized_start=1319
-  _globals['_ENRICHEDARTICLE']._serialized_end=1554
-  _globals['_DEADLETTER']._serialized_start=1557
-  _globals['_DEADLETTER']._serialized_end=1842
+  _globals['_HASHTAG']._serialized_end=498
+  _globals['_MODELREF']._serialized_start=500
+  _globals['_MODELREF']._serialized_end=541
+  _globals['_TAGGEDPOST']._serialized_start=544
+  _globals['_TAGGEDPOST']._serialized_end=891
+  _globals['_ARTICLE']._serialized_start=894
+  _globals['_ARTICLE']._serialized_end=1065
+  _globals['_HEADLINECANDIDATE']._serialized_start=1068
+  _globals['_HEADLINECANDIDATE']._serialized_end=1219
+  _globals['_GENERATIONISSUE']._serialized_start=1221
+  _globals['_GENERATIONISSUE']._serialized_end=1332
+  _globals['_ENRICHEDARTICLE']._serialized_start=1335
+  _globals['_ENRICHEDARTICLE']._serialized_end=1570
+  _globals['_DEADLETTER']._serialized_start=1573
+  _globals['_DEADLETTER']._serialized_end=1858
 # @@protoc_insertion_point(module_scope)

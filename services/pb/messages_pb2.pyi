@@ -70,12 +70,14 @@ class Token(_message.Message):
     def __init__(self, text: _Optional[str] = ..., start: _Optional[int] = ..., end: _Optional[int] = ..., pos_ptb: _Optional[str] = ..., pos_ark: _Optional[str] = ...) -> None: ...
 
 class Hashtag(_message.Message):
-    __slots__ = ("text", "score")
+    __slots__ = ("text", "score", "source")
     TEXT_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
     text: str
     score: float
-    def __init__(self, text: _Optional[str] = ..., score: _Optional[float] = ...) -> None: ...
+    source: str
+    def __init__(self, text: _Optional[str] = ..., score: _Optional[float] = ..., source: _Optional[str] = ...) -> None: ...
 
 class ModelRef(_message.Message):
     __slots__ = ("name", "version")

@@ -22,10 +22,11 @@ def render_hit(hit: dict[str, Any], tagset: str = "ptb") -> str:
         head += f"  [truncated, {src.get('original_length')} chars]"
     lines = [head, "  " + tagged_text(src, tagset)]
     user = src.get("user_hashtags") or []
-    generated = [h["text"] for h in src.get("hashtags") or []]
-    if user or generated:
+    suggested = [f"#{h['text']}" + (f" ({h['source']})" if h.get("source") else "")
+                 for h in src.get("hashtags") or []]
+    if user or suggested:
         lines.append(f"  hashtags: user {' '.join('#' + h for h in user) or '-'}; "
-                     f"generated {' '.join('#' + h for h in generated) or '-'}")
+                     f"suggested {' '.join(suggested) or '-'}")
     return "\n".join(lines)
 
 

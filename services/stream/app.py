@@ -41,7 +41,7 @@ from nlp_models.limits import MAX_RAW_BYTES
 from services.config import PipelineConfig, load
 from services.credentials import KafkaSecurity
 from services.retry import WAITING
-from services.stream import indexing, stage
+from services.stream import indexing, metrics, stage
 from services.stream.batching import COUNTS
 from services.stream.headline_articles import HeadlineArticles
 from services.stream.tag_posts import TagPosts
@@ -104,6 +104,11 @@ def build(cfg: PipelineConfig) -> faust.App:
     @app.page("/health/")
     async def health_page(web: faust.web.Web, request: faust.web.Request) -> faust.web.Response:
         return web.json(health())
+
+    @app.page("/metrics")
+    async def metrics_page(web: faust.web.Web, request: faust.web.Request
+                           ) -> faust.web.Response:
+        return web.bytes(metrics.exposition(), content_type="text/plain")
 
     t = cfg.topics
     stage.register(

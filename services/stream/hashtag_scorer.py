@@ -20,9 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from services.hashtags import GENERATED, SIMILAR, TRENDING, Suggestion
 from services.stream.memory import Recall
-
-GENERATED, SIMILAR, TRENDING = "generated", "similar posts", "trending"
 
 
 @dataclass(frozen=True)
@@ -32,13 +31,6 @@ class Weights:
     trending: float = 0.5
     threshold: float = 0.1
     top: int = 5
-
-
-@dataclass(frozen=True)
-class Suggestion:
-    tag: str
-    score: float
-    source: str  # GENERATED, SIMILAR or TRENDING
 
 
 def merge(generated: Sequence[tuple[str, float]], recall: Recall | None,

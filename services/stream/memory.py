@@ -25,12 +25,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from elasticsearch import Elasticsearch
+
+from services.stream.batching import COUNTS
+from services.stream.metrics import MEMORY_FALLBACKS, MEMORY_SECONDS
 
 log = logging.getLogger(__name__)
 
@@ -59,16 +63,6 @@ class Recall:
 
 
 @dataclass
-class MemoryStats:
-    """Counters for /metrics and /health: look-ups, fallbacks, time spent."""
-
-    lookups: int = 0
-    timeouts: int = 0
-    failures: int = 0
-    seconds: float = 0.0
-
-
-@dataclass
 class _Trending:
     until: datetime  # event time the window ends at
     fetched: float  # time.monotonic() when asked
@@ -80,31 +74,37 @@ class HashtagMemory:
 
     def __init__(self, es: Elasticsearch, index: str, window: timedelta = timedelta(hours=24),
                  neighbours: int = 10, trending_size: int = 20, trending_ttl: float = 5.0,
-                 timeout: float = 0.5) -> None:
+                 timeout: float = 0.5, counters: Counter[str] = COUNTS) -> None:
         self.es, self.index, self.window = es, index, window
         self.neighbours, self.trending_size = neighbours, trending_size
         self.trending_ttl, self.timeout = trending_ttl, timeout
-        self.stats = MemoryStats()
+        #: ``hashtag_memory.lookups`` / ``.timeouts`` / ``.failures`` / ``.ms`` (the
+        #: worker's /health/ page shows the shared counters)
+        self.counters = counters
         self._trending: dict[str, _Trending] = {}
 
     async def recall(self, probes: Sequence[Probe]) -> list[Recall] | None:
         """One Recall per probe, or None when the memory did not answer in time (the
         caller falls back to the generator alone)."""
         started = time.monotonic()
-        self.stats.lookups += 1
+        self.counters["hashtag_memory.lookups"] += 1
         try:
             return await asyncio.wait_for(asyncio.to_thread(self._recall, probes),
                                           self.timeout)
         except TimeoutError:
-            self.stats.timeouts += 1
+            self.counters["hashtag_memory.timeouts"] += 1
+            MEMORY_FALLBACKS.labels("timeout").inc()
             log.warning("hashtag memory: no answer within %.0f ms; generator alone for %d "
                         "posts", self.timeout * 1000, len(probes))
         except Exception as exc:  # noqa: BLE001 - any failure degrades, never stalls
-            self.stats.failures += 1
+            self.counters["hashtag_memory.failures"] += 1
+            MEMORY_FALLBACKS.labels("failure").inc()
             log.warning("hashtag memory failed (%s); generator alone for %d posts", exc,
                         len(probes))
         finally:
-            self.stats.seconds += time.monotonic() - started
+            took = time.monotonic() - started
+            self.counters["hashtag_memory.ms"] += round(took * 1000)
+            MEMORY_SECONDS.observe(took)
         return None
 
     # The blocking part, run in a worker thread ---------------------------------------
@@ -148,7 +148,7 @@ class HashtagMemory:
 
     # The queries -----------------------------------------------------------------------
     def _window(self, lang: str, until: datetime) -> list[dict[str, Any]]:
-        return [{"term": {"lang": lang}},
+        return [{"term": {"hashtag_lang": lang}},
                 {"exists": {"field": "user_hashtags"}},
                 {"range": {"created_at": {"gte": (until - self.window).isoformat(),
                                           "lt": until.isoformat()}}}]

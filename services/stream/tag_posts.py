@@ -1,10 +1,14 @@
 """Stage ``tag_posts``: posts.raw -> validate -> Triton pos_tagger + hashtag_generator
--> posts.tagged (the skeleton is ``services.stream.stage``).
+(+ the hashtag memory in Elasticsearch) -> posts.tagged (the skeleton is
+``services.stream.stage``).
 
-Both models get each sub-batch at the same time (``gather``), so a post costs the slower
-of the two, not their sum. Without a hashtag model configured (``NLP_HASHTAG_MODEL=``),
-posts are tagged only. A batch is split into at most ``triton_concurrency`` sub-batches
-sent to Triton concurrently; Triton's dynamic batcher merges them as it sees fit.
+Both models and the memory get each sub-batch at the same time (``gather``), so a post
+costs the slowest of them, not their sum. Hashtags are suggested from the text as if the
+author had written none (``services.hashtags``), and the scorer merges the generator's with
+the memory's (``hashtag_scorer``); a memory that does not answer in time leaves the
+generator alone. Without a hashtag model configured (``NLP_HASHTAG_MODEL=``), posts are
+tagged only. A batch is split into at most ``triton_concurrency`` sub-batches sent to
+Triton concurrently; Triton's dynamic batcher merges them as it sees fit.
 """
 
 from __future__ import annotations
@@ -12,11 +16,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 from nlp_models.contract import HashtagResult, TagResult
-from services.config import PipelineConfig
+from services.config import MemoryConfig, PipelineConfig
 from services.dlq import Origin
+from services.es.bulk import make_client
+from services.es.documents import agreement
+from services.hashtags import Suggestion, is_chinese, memory_language, without_edge_hashtags
 from services.pb import messages_pb2 as pb
 from services.posts import (
     PreparedPost,
@@ -25,6 +32,9 @@ from services.posts import (
     pos_applies,
     prepare_post,
 )
+from services.stream.hashtag_scorer import Weights, merge
+from services.stream.memory import HashtagMemory, Probe, Recall
+from services.stream.metrics import record_agreement
 from services.stream.stage import Item, Stage
 from services.triton import Batch, HashtagClient, ModelError, PosTaggerClient
 
@@ -37,13 +47,17 @@ class Tags:
     pos_model: pb.ModelRef
     hashtags: HashtagResult | None = None
     hashtag_model: pb.ModelRef | None = None
+    suggestions: tuple[Suggestion, ...] | None = None  # None: the generator's own
 
 
 class Models:
-    """The Triton models every post goes through, called concurrently per batch."""
+    """The Triton models (and the hashtag memory) every post goes through, called
+    concurrently per batch."""
 
-    def __init__(self, tagger: PosTaggerClient, hashtagger: HashtagClient | None) -> None:
+    def __init__(self, tagger: PosTaggerClient, hashtagger: HashtagClient | None,
+                 memory: HashtagMemory | None = None, weights: Weights | None = None) -> None:
         self.tagger, self.hashtagger = tagger, hashtagger
+        self.memory, self.weights = memory, weights or Weights()
 
     async def run(self, posts: Sequence[pb.Post]) -> list[Tags]:
         """Tags and hashtags of ``posts``; ModelError names the model that refused.
@@ -51,6 +65,7 @@ class Models:
         Posts the POS tagger does not apply to (see ``pos_applies``) get no tokens."""
         texts = [p.text for p in posts]
         langs = [hashtag_language(p) for p in posts]
+        asked = [without_edge_hashtags(p.text, is_chinese(p)) or p.text for p in posts]
         tagged = [i for i, p in enumerate(posts) if pos_applies(p)]
 
         async def named(model: str, call):
@@ -61,7 +76,9 @@ class Models:
 
         calls = [named(self.tagger.model, self.tagger.tag([texts[i] for i in tagged]))]
         if self.hashtagger is not None:
-            calls.append(named(self.hashtagger.model, self.hashtagger.generate(texts, langs)))
+            calls.append(named(self.hashtagger.model, self.hashtagger.generate(asked, langs)))
+            if self.memory is not None:
+                calls.append(self.memory.recall(probes(posts, asked)))
         results = await asyncio.gather(*calls)
         batch: Batch[TagResult] = results[0]
         pos: list[TagResult | None] = [None] * len(posts)
@@ -72,12 +89,46 @@ class Models:
             return [Tags(r, model) for r in pos]
         hashtags = results[1]
         hmodel = pb.ModelRef(name=hashtags.model_name, version=hashtags.model_version)
-        return [Tags(r, model, h, hmodel) for r, h in zip(pos, hashtags.results, strict=True)]
+        if self.memory is None:
+            return [Tags(r, model, h, hmodel) for r, h in zip(pos, hashtags.results,
+                                                               strict=True)]
+        recalls: list[Recall | None] = results[2] or [None] * len(posts)
+        return [Tags(r, model, h, hmodel, self._suggest(h, recall))
+                for r, h, recall in zip(pos, hashtags.results, recalls, strict=True)]
+
+    def _suggest(self, generated: HashtagResult, recall: Recall | None
+                 ) -> tuple[Suggestion, ...]:
+        """The scorer's hashtags; none for a post the generator could not serve."""
+        if generated.status != "ok":
+            return ()
+        return tuple(merge(generated.hashtags, recall, self.weights))
 
     async def close(self) -> None:
         await self.tagger.close()
         if self.hashtagger is not None:
             await self.hashtagger.close()
+        if self.memory is not None:
+            self.memory.es.close()
+
+
+def probes(posts: Sequence[pb.Post], texts: Sequence[str]) -> list[Probe]:
+    """What the memory is asked per post: its text as if without hashtags, its language
+    and event time (the time it is processed when the producer gave none)."""
+    now = datetime.now(UTC)
+    return [Probe(p.id, text, memory_language(p),
+                  p.created_at.ToDatetime(tzinfo=UTC) if p.HasField("created_at") else now)
+            for p, text in zip(posts, texts, strict=True)]
+
+
+def open_memory(cfg: PipelineConfig) -> HashtagMemory | None:
+    """The posts indices as hashtag memory, or None when switched off."""
+    mem: MemoryConfig = cfg.hashtag_memory
+    if not mem.enabled:
+        return None
+    return HashtagMemory(make_client(cfg.servers.es_url, timeout=max(mem.timeout, 1.0)),
+                         cfg.index_pattern, window=timedelta(hours=mem.window_hours),
+                         neighbours=mem.neighbours, trending_ttl=mem.trending_ttl,
+                         timeout=mem.timeout)
 
 
 class TagPosts(Stage[PreparedPost, Tags]):
@@ -90,10 +141,13 @@ class TagPosts(Stage[PreparedPost, Tags]):
     @classmethod
     def connect(cls, cfg: PipelineConfig) -> TagPosts:
         url = cfg.servers.triton_grpc_url
+        mem = cfg.hashtag_memory
         return cls(cfg, Models(
             PosTaggerClient(url, cfg.pos_model, cfg.retry, cfg.triton_timeout),
             HashtagClient(url, cfg.hashtag_model, cfg.retry, cfg.triton_timeout)
             if cfg.hashtag_model else None,
+            open_memory(cfg) if cfg.hashtag_model else None,
+            Weights(mem.generated, mem.similar, mem.trending, mem.threshold),
         ))
 
     def prepare(self, origin: Origin) -> PreparedPost:
@@ -106,7 +160,8 @@ class TagPosts(Stage[PreparedPost, Tags]):
     def build(self, item: Item[PreparedPost], result: Tags, now: datetime
               ) -> tuple[bytes, bytes]:
         post = build_tagged_post(item.prepared, result.pos, result.pos_model, now,
-                                 result.hashtags, result.hashtag_model)
+                                 result.hashtags, result.hashtag_model, result.suggestions)
+        record_agreement(memory_language(post.post), agreement(post))
         return item.prepared.post.id.encode("utf-8"), post.SerializeToString()
 
     def summary(self, results: Sequence[Tags]) -> str:

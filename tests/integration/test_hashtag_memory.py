@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
@@ -51,7 +52,7 @@ def memory_index(elasticsearch: ElasticsearchInfo) -> Iterator[str]:
     install_template(es, prefix)
     for post_id, lang, text, tags, created in POSTS:
         es.index(index=f"{prefix}-2009.06", id=post_id,
-                 document={"id": post_id, "lang": lang, "text": text, "user_hashtags": tags,
+                 document={"id": post_id, "hashtag_lang": lang, "text": text, "user_hashtags": tags,
                        "created_at": created.isoformat()})
     es.indices.refresh(index=f"{prefix}-*")
     try:
@@ -108,12 +109,14 @@ def test_the_trending_window_ends_before_the_batchs_earliest_post_and_is_cached(
 def test_a_memory_that_does_not_answer_in_time_gives_none_and_counts_it(
     elasticsearch: ElasticsearchInfo, memory_index: str,
 ) -> None:
-    mem = memory(elasticsearch, memory_index, timeout=0.000_001)
+    mem = memory(elasticsearch, memory_index, timeout=0.000_001, counters=Counter())
     assert asyncio.run(mem.recall([Probe("p", "Tehran election", "en", T0)])) is None
-    assert mem.stats.lookups == 1 and mem.stats.timeouts == 1
+    assert mem.counters["hashtag_memory.lookups"] == 1
+    assert mem.counters["hashtag_memory.timeouts"] == 1
 
 
 def test_an_unreachable_memory_gives_none_and_counts_a_failure() -> None:
-    mem = HashtagMemory(make_client("http://127.0.0.1:9"), "posts-*", timeout=5.0)
+    mem = HashtagMemory(make_client("http://127.0.0.1:9"), "posts-*", timeout=5.0,
+                        counters=Counter())
     assert asyncio.run(mem.recall([Probe("p", "Tehran election", "en", T0)])) is None
-    assert mem.stats.failures == 1
+    assert mem.counters["hashtag_memory.failures"] == 1

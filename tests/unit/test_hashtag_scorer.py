@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.stream.hashtag_scorer import (
-    GENERATED,
-    SIMILAR,
-    TRENDING,
-    Suggestion,
-    Weights,
-    merge,
-)
+from services.hashtags import GENERATED, SIMILAR, TRENDING, Suggestion
+from services.stream.hashtag_scorer import Weights, merge
 from services.stream.memory import Recall
 
 GENERATED_TAGS = [("nba", -0.5), ("lakers", -0.9), ("sports", -1.4)]
@@ -46,3 +40,16 @@ def test_nothing_under_the_threshold_is_shown_and_at_most_top_are() -> None:
 @pytest.mark.parametrize("neighbours", [[], [(0.0, ["x"])]])
 def test_no_neighbours_or_zero_scores_vote_for_nothing(neighbours: list) -> None:
     assert merge([], Recall(neighbours=neighbours)) == []
+
+
+def test_the_memory_and_the_weights_are_configured_from_the_environment() -> None:
+    from services.config import MemoryConfig, PipelineConfig
+
+    assert PipelineConfig.from_env({}).hashtag_memory == MemoryConfig()
+    cfg = MemoryConfig.from_env({"NLP_HASHTAG_MEMORY": "off",
+                                 "NLP_HASHTAG_WEIGHTS": "similar=2, threshold=0.3",
+                                 "NLP_HASHTAG_MEMORY_TIMEOUT": "0.2"})
+    assert not cfg.enabled and cfg.similar == 2.0 and cfg.threshold == 0.3
+    assert cfg.timeout == 0.2 and cfg.generated == MemoryConfig().generated
+    with pytest.raises(ValueError, match="unknown weight"):
+        MemoryConfig.from_env({"NLP_HASHTAG_WEIGHTS": "popular=1"})

@@ -20,7 +20,7 @@ def tagged_post() -> pb.TaggedPost:
         pb.Token(text="rocks", start=6, end=11, pos_ptb="VBZ", pos_ark="V"),
         pb.Token(text="#win", start=12, end=16, pos_ptb="HT", pos_ark="#"),
     ])
-    tp.hashtags.add(text="#politics", score=-1.5)
+    tp.hashtags.add(text="#politics", score=-1.5, source="generated")
     tp.processed_at.FromDatetime(datetime(2024, 1, 1, tzinfo=UTC))
     return tp
 
@@ -43,10 +43,22 @@ def test_document_shape() -> None:
     assert doc["user_hashtags"] == ["win"]
     assert doc["tokens"][0] == {"text": "Obama", "start": 0, "end": 5, "ptb": "NNP", "ark": "^"}
     assert "NNP|obama" in doc["pos_terms"] and "ark:^|obama" in doc["pos_terms"]
-    assert doc["hashtags"] == [{"text": "politics", "score": -1.5}]
+    assert doc["hashtags"] == [{"text": "politics", "score": -1.5, "source": "generated"}]
+    assert doc["hashtag_lang"] == "en"
+    assert doc["hashtag_agreement"] is None  # no suggestion was attempted (no status)
     assert doc["pos_model"] == {"name": "pos_tagger", "version": "2"}
     assert doc["hashtag_model"] is None
     assert doc["truncated"] is False and doc["original_length"] == 16
+
+
+def test_agreement_says_whether_the_suggestions_found_the_authors_hashtags() -> None:
+    tp = tagged_post()  # the author wrote "win" (in user_hashtags)
+    tp.hashtag_status = "ok"
+    assert post_document(tp)["hashtag_agreement"] == {"hit1": 0, "hit5": 0}
+    tp.hashtags.add(text="WIN", score=-2.0, source="similar posts")
+    assert post_document(tp)["hashtag_agreement"] == {"hit1": 0, "hit5": 1}
+    del tp.hashtags[0]
+    assert post_document(tp)["hashtag_agreement"] == {"hit1": 1, "hit5": 1}
 
 
 def test_document_fields_are_all_mapped() -> None:

@@ -1,0 +1,166 @@
+"""Hashtags on a time-ordered stream, through the real pipeline, beside simple baselines.
+
+    python -m bench hashtag-stream --data FILE.jsonl --lang en|zh [--rate 100] [--limit N]
+        [--predictions OUT.jsonl] [--no-generator-only]
+
+FILE is in the shared hashtag format with ``created_at`` (``python -m training data
+hashtag-stream`` writes four such streams), already in time order. Every post is produced
+onto ``posts.raw`` in file order, its hashtags re-attached at the end of its text the way
+the language writes them (``#tag`` in English, ``#话题#`` in Chinese), with its
+``created_at``, through Kafka, the worker (the hashtag memory on), Triton and
+Elasticsearch. When all are indexed, the suggestions in the documents of the posts that
+carry hashtags are scored against the author's hashtags with ``training evaluate
+hashtag``'s metrics: ROUGE on the first suggestion (one hashtag, as the trending and
+TF-IDF baselines give), F1@1 and F1@5 on the ranked suggestions.
+
+Baselines on the same posts in the same order: ``trending`` (the most frequent author
+hashtag among the previous 500 author-tagged posts), ``tfidf`` (Ext.TFIDF's keyword,
+document frequencies from the shared training split) and ``generator_only`` (the same
+pipeline run again with ``NLP_HASHTAG_MEMORY=0``). The last stdout line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import Counter, deque
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+from deploy.harness import PipelineRun
+from services.pb import messages_pb2 as pb
+from services.settings import Settings
+
+TRENDING_WINDOW = 500  # author-tagged posts the trending baseline counts
+
+
+def progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def read_stream(path: str | Path, limit: int | None) -> list[dict]:
+    posts = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            posts.append(json.loads(line))
+            if limit and len(posts) >= limit:
+                break
+    return posts
+
+
+def with_hashtags(text: str, tags: Sequence[str], lang: str) -> str:
+    """The post as its author wrote it: hashtags re-attached at the end."""
+    if not tags:
+        return text
+    written = "".join(f"#{t}#" for t in tags) if lang == "zh" else " ".join(f"#{t}" for t in tags)
+    return f"{text} {written}"
+
+
+def message(row: dict, lang: str, prefix: str) -> tuple[bytes, bytes]:
+    post = pb.Post(id=f"{prefix}{row['id']}", lang=lang,
+                   platform=pb.WEIBO if lang == "zh" else pb.TWITTER,
+                   text=with_hashtags(row["text"], row["hashtags"], lang))
+    post.created_at.FromDatetime(datetime.fromisoformat(row["created_at"].replace("Z",
+                                                                                  "+00:00")))
+    return post.id.encode(), post.SerializeToString()
+
+
+def run_pipeline(posts: list[dict], lang: str, settings: Settings, rate: float,
+                 memory: bool, timeout: float) -> tuple[dict[str, list[str]], float]:
+    """Post id -> suggested hashtags (best first), and posts per second end to end."""
+    run = PipelineRun.create(settings, "hstream" if memory else "hstream-gen",
+                             NLP_HASHTAG_MEMORY="1" if memory else "0")
+    try:
+        run.start_worker()
+        items = [message(p, lang, "") for p in posts]
+        ids = [key.decode() for key, _ in items]
+        progress(f"{run.name}: producing {len(items)} posts at {rate or 'full'} posts/s "
+                 f"(memory {'on' if memory else 'off'})")
+        began = time.perf_counter()
+        run.produce(items, rate=rate)
+        if not run.wait_indexed(ids, timeout=timeout, poll=1.0):
+            raise TimeoutError(f"not all {len(ids)} posts indexed within {timeout:.0f}s "
+                               f"(worker log {run.worker.log_path if run.worker else '-'})")
+        seconds = time.perf_counter() - began
+        docs = run.sources(["hashtags"])
+    finally:
+        run.cleanup()
+    shown = {i: [h["text"] for h in d.get("hashtags") or []] for i, d in docs.items()}
+    return shown, len(posts) / seconds
+
+
+def trending(posts: list[dict]) -> list[list[str]]:
+    """Per post, the most frequent author hashtag among the previous 500 tagged posts."""
+    window: deque[list[str]] = deque(maxlen=TRENDING_WINDOW)
+    counts: Counter[str] = Counter()
+    out = []
+    for post in posts:
+        out.append([counts.most_common(1)[0][0]] if counts else [])
+        if post["hashtags"]:
+            if len(window) == window.maxlen:
+                counts.subtract({t.lower() for t in window[0]})
+            window.append(post["hashtags"])
+            counts.update({t.lower() for t in post["hashtags"]})
+            counts = +counts  # drop zero counts
+    return out
+
+
+def tfidf(posts: list[dict], lang: str) -> list[list[str]]:
+    from nlp_models.hashtag.text import join_words
+    from training.hashtag.baseline import extract_hashtag, fit, training_pairs
+
+    extractor = fit(training_pairs(lang), lang)
+    return [[join_words(words, lang)] if (words := extract_hashtag(extractor, p["text"], lang))
+            else [] for p in posts]
+
+
+def score(predictions: list[list[str]], posts: list[dict], lang: str) -> dict:
+    """ROUGE on the first hashtag, F1@k on the ranked list, and how varied the first
+    hashtags are (``distinct_best``, ``top_share``)."""
+    from nlp_models.hashtag.text import split_hashtag
+    from training.hashtag.metrics import score as hashtag_score
+
+    ranked = [[split_hashtag(t, lang) for t in tags] for tags in predictions]
+    metrics = hashtag_score([r[:1] for r in ranked], ranked, [p["hashtags"] for p in posts],
+                            lang)
+    firsts = Counter(tags[0].lower() for tags in predictions if tags)
+    top = firsts.most_common(1)[0][1] if firsts else 0
+    return {**metrics, "distinct_best": len(firsts),
+            "top_share": round(top / max(len(predictions), 1), 4)}
+
+
+def run(data: str, lang: str, rate: float, limit: int | None, predictions: str | None,
+        generator_only: bool, timeout: float = 3600) -> dict:
+    from deploy.stack import servers
+
+    settings = Settings.from_env()
+    for srv in servers(None, settings):
+        srv.start(timeout=300)
+    posts = read_stream(data, limit)
+    tagged = [i for i, p in enumerate(posts) if p["hashtags"]]
+    gold = [posts[i] for i in tagged]
+    shown, rate_memory = run_pipeline(posts, lang, settings, rate, True, timeout)
+    ours = [shown.get(posts[i]["id"], []) for i in tagged]
+    result: dict = {"data": str(data), "lang": lang, "stream_posts": len(posts),
+                    **score(ours, gold, lang), "posts_per_s": round(rate_memory, 1),
+                    "rate": rate, "baselines": {}}
+    trend = trending(posts)
+    result["baselines"]["trending"] = score([trend[i] for i in tagged], gold, lang)
+    result["baselines"]["tfidf"] = score(tfidf(gold, lang), gold, lang)
+    if generator_only:
+        alone, rate_alone = run_pipeline(posts, lang, settings, rate, False, timeout)
+        result["baselines"]["generator_only"] = {
+            **score([alone.get(posts[i]["id"], []) for i in tagged], gold, lang),
+            "posts_per_s": round(rate_alone, 1)}
+    base = result["baselines"]
+    result["ratios"] = {f"rouge1_vs_{name}": round(result["rouge1"] / b["rouge1"], 2)
+                        for name, b in base.items() if b["rouge1"]}
+    if predictions:
+        with open(predictions, "w", encoding="utf-8") as f:
+            for i, row in zip(tagged, ours, strict=True):
+                f.write(json.dumps({"id": posts[i]["id"], "text": posts[i]["text"],
+                                    "hashtags": posts[i]["hashtags"], "suggested": row,
+                                    "trending": trend[i]}, ensure_ascii=False) + "\n")
+    return result

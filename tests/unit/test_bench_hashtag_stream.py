@@ -1,0 +1,28 @@
+"""The stream bench's pure parts: how a post is re-written and the trending baseline."""
+
+from __future__ import annotations
+
+from bench.hashtag_stream import message, trending, with_hashtags
+from services.hashtags import author_hashtags, without_edge_hashtags
+from services.pb import messages_pb2 as pb
+
+
+def test_hashtags_are_re_attached_the_way_each_language_writes_them() -> None:
+    assert with_hashtags("Great game", ["nba", "Lakers"], "en") == "Great game #nba #Lakers"
+    assert with_hashtags("大雨", ["北京暴雨", "出行"], "zh") == "大雨 #北京暴雨##出行#"
+    assert with_hashtags("plain", [], "en") == "plain"
+
+
+def test_the_worker_reads_back_exactly_the_authors_hashtags_and_text() -> None:
+    for lang, text, tags in (("en", "Great game tonight", ["nba", "Lakers"]),
+                             ("zh", "今天下大雨", ["北京暴雨", "出行"])):
+        row = {"id": "x", "text": text, "hashtags": tags, "created_at": "2009-06-01T00:00:00Z"}
+        post = pb.Post.FromString(message(row, lang, "")[1])
+        assert author_hashtags(post) == tags
+        assert without_edge_hashtags(post.text, lang == "zh") == text
+
+
+def test_trending_is_the_most_used_hashtag_of_the_previous_tagged_posts() -> None:
+    posts = [{"hashtags": tags} for tags in
+             (["a"], [], ["b"], ["B", "c"], ["a"], ["x"])]
+    assert trending(posts) == [[], ["a"], ["a"], ["a"], ["b"], ["a"]]
