@@ -9,6 +9,8 @@
 (d) pipeline             Kafka -> Faust (both models) -> Kafka -> Faust -> Elasticsearch,
                          first message produced until the last one is searchable
 (e) naive                the same pipeline with one message per Triton request
+(d') pipeline_memory_off (d) with the hashtag memory off: what the memory's Elasticsearch
+                         look-ups cost (``ratios.memory_on_vs_off``)
 
 In-process paths use both cores (torch threads = 2); Triton gives each model one thread and
 runs the two models side by side. Texts are the English demo tweets.
@@ -144,13 +146,18 @@ def run(n_posts: int, skip_pipeline: bool, beam: int = 4) -> dict:
         for model in MODELS:
             _reload_model(settings, model)
         pipe = bench_pipeline(texts, settings, naive=False, hashtags=True)
+        off = bench_pipeline(texts, settings, naive=False, hashtags=True, memory=False)
         naive = bench_pipeline(texts[: max(100, n_posts // 5)], settings, naive=True, hashtags=True)
         result["pipeline"] = {**_rate(pipe["tweets"], pipe["seconds"]),
                               "worker_log": pipe["worker_log"]}
+        result["pipeline_memory_off"] = {**_rate(off["tweets"], off["seconds"]),
+                                         "worker_log": off["worker_log"]}
         result["naive"] = {**_rate(naive["tweets"], naive["seconds"]),
                            "worker_log": naive["worker_log"]}
         rate = result["pipeline"]["posts_per_s"]
         result["ratios"]["pipeline_vs_in_process"] = round(rate / ceiling, 3)
         result["ratios"]["pipeline_vs_naive"] = round(rate / result["naive"]["posts_per_s"], 2)
+        result["ratios"]["memory_on_vs_off"] = round(
+            rate / result["pipeline_memory_off"]["posts_per_s"], 3)
         result["memory"] = _stack_memory(settings, pipe["worker_rss_mib"])
     return result

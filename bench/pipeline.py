@@ -17,13 +17,15 @@ from services.settings import Settings
 
 
 def bench_pipeline(texts: list[str], settings: Settings, naive: bool, hashtags: bool = False,
-                   timeout: float = 900) -> dict:
+                   timeout: float = 900, memory: bool = True) -> dict:
     """Tweets per second through Kafka -> Faust -> Triton -> Kafka -> Faust -> Elasticsearch.
 
     With ``hashtags`` the worker calls the POS tagger and the hashtag generator for every
     post (the default deployment); without, only the POS tagger (NLP_HASHTAG_MODEL="");
-    ``naive``: one post per Triton request, one request at a time."""
-    env = {"NLP_HASHTAG_MODEL": "hashtag_generator" if hashtags else ""}
+    ``naive``: one post per Triton request, one request at a time; ``memory`` False: the
+    hashtag memory off (NLP_HASHTAG_MEMORY=0)."""
+    env = {"NLP_HASHTAG_MODEL": "hashtag_generator" if hashtags else "",
+           "NLP_HASHTAG_MEMORY": "1" if memory else "0"}
     if naive:
         env.update(NLP_TAG_BATCH="1", NLP_TRITON_CONCURRENCY="1")
     run = PipelineRun.create(settings, f"bench-{'naive' if naive else 'batched'}", **env)

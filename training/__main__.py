@@ -16,6 +16,8 @@
         [--prior-weight W] [--predictions FILE]
     python -m training tune hashtag --checkpoint CKPT --dev FILE [--dev FILE] --out TUNED.pt
         [--max-len N]
+    python -m training tune hashtag-memory --data DEV_STREAM.jsonl --lang en|zh [--limit N]
+        [--out GRID.json]
     python -m training baseline hashtag --data FILE.jsonl --lang en|zh [--train-file FILE]
         [--dev-ood-file FILE] [--max-per-target N]
     python -m training evaluate pos --data FILE.conll --tagset ptb|ark [--model PATH] [--raw]
@@ -259,12 +261,18 @@ def main(argv: list[str] | None = None) -> None:
     p_lead.add_argument("--out", required=True, help="e.g. runs/lead_en/best.pt")
 
     p_tune = sub.add_parser("tune", help="hashtag: choose the served prior weight and "
-                            "threshold on dev sets; writes a checkpoint carrying them")
-    p_tune.add_argument("task", choices=["hashtag"])
-    p_tune.add_argument("--checkpoint", required=True, help="e.g. runs/<run>/best.pt")
-    p_tune.add_argument("--dev", action="append", required=True, metavar="FILE",
-                        help="dev JSONL (repeat: in-distribution and held-out-source dev)")
-    p_tune.add_argument("--out", required=True, help="e.g. runs/<run>/tuned.pt")
+                            "threshold on dev sets, writes a checkpoint carrying them; "
+                            "hashtag-memory: choose the scorer's weights on a dev stream")
+    p_tune.add_argument("task", choices=["hashtag", "hashtag-memory"])
+    p_tune.add_argument("--checkpoint", help="hashtag: e.g. runs/<run>/best.pt")
+    p_tune.add_argument("--dev", action="append", metavar="FILE",
+                        help="hashtag: dev JSONL (repeat: in-distribution and held-out-source "
+                        "dev)")
+    p_tune.add_argument("--data", help="hashtag-memory: a dev stream of `data hashtag-stream`")
+    p_tune.add_argument("--lang", choices=["en", "zh"], help="hashtag-memory: its language")
+    p_tune.add_argument("--limit", type=int, help="hashtag-memory: first N posts")
+    p_tune.add_argument("--out", help="hashtag: e.g. runs/<run>/tuned.pt; hashtag-memory: "
+                        "the full grid as JSON")
     p_tune.add_argument("--beam", type=int, default=4, help="the serving beam (default 4)")
     p_tune.add_argument("--n-best", type=int, default=3,
                         help="sequences whose hashtags are served (the served n_best, 3)")
@@ -390,9 +398,18 @@ def main(argv: list[str] | None = None) -> None:
         from training.headline.lead import set_lead
 
         print(json.dumps(set_lead(args.checkpoint, args.margin, args.length_bonus, args.out)))
+    elif args.command == "tune" and args.task == "hashtag-memory":
+        from training.hashtag.memory_tune import main as tune_memory
+
+        if not (args.data and args.lang):
+            parser.error("tune hashtag-memory needs --data and --lang")
+        print(json.dumps(tune_memory(args.data, args.lang, args.limit, args.out),
+                         ensure_ascii=False))
     elif args.command == "tune":
         from training.hashtag.tune import tune
 
+        if not (args.checkpoint and args.dev and args.out):
+            parser.error("tune hashtag needs --checkpoint, --dev and --out")
         print(json.dumps(tune(args.checkpoint, args.dev, args.out, args.beam, args.n_best,
                               args.posts, args.threads, args.max_len, args.held_out),
                          ensure_ascii=False))

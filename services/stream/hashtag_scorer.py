@@ -26,6 +26,8 @@ from services.stream.memory import Recall
 
 @dataclass(frozen=True)
 class Weights:
+    """The defaults weigh the sources equally; the worker's come from MemoryConfig."""
+
     generated: float = 1.0
     similar: float = 1.0
     trending: float = 0.5

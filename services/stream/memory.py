@@ -89,7 +89,7 @@ class HashtagMemory:
         started = time.monotonic()
         self.counters["hashtag_memory.lookups"] += 1
         try:
-            return await asyncio.wait_for(asyncio.to_thread(self._recall, probes),
+            return await asyncio.wait_for(asyncio.to_thread(self.lookup, probes),
                                           self.timeout)
         except TimeoutError:
             self.counters["hashtag_memory.timeouts"] += 1
@@ -107,8 +107,9 @@ class HashtagMemory:
             MEMORY_SECONDS.observe(took)
         return None
 
-    # The blocking part, run in a worker thread ---------------------------------------
-    def _recall(self, probes: Sequence[Probe]) -> list[Recall]:
+    def lookup(self, probes: Sequence[Probe]) -> list[Recall]:
+        """The blocking look-up behind ``recall`` (which runs it in a thread under its
+        timeout); raises what the client raises."""
         asked = [p for p in probes if p.lang in TEXT_FIELD and p.text.strip()]
         stale = self._stale_languages(probes)
         body: list[dict[str, Any]] = []
@@ -178,5 +179,5 @@ def _neighbours(response: dict[str, Any]) -> list[tuple[float, list[str]]]:
 def _buckets(response: dict[str, Any]) -> list[tuple[str, int]]:
     if "error" in response:
         return []
-    return [(b["key"], int(b["doc_count"]))
-            for b in response["aggregations"]["trending"]["buckets"]]
+    buckets = response.get("aggregations", {}).get("trending", {}).get("buckets", [])
+    return [(b["key"], int(b["doc_count"])) for b in buckets]  # no index yet: no buckets
