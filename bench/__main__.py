@@ -4,8 +4,9 @@
     python -m bench pos-peer [--data FILE --tagset ptb|ark|universal ...] [--repeats 3]
                              [--model CKPT]
     python -m bench hashtag [--posts 1000] [--beam 4] [--skip-pipeline]
-    python -m bench hashtag-stream --data FILE.jsonl --lang en|zh [--rate 20] [--limit N]
-                             [--tagged-only] [--predictions OUT.jsonl] [--no-generator-only]
+    python -m bench hashtag-stream --data FILE.jsonl --lang en|zh [--step 10 | --rate N]
+                             [--limit N] [--tagged-only] [--predictions OUT.jsonl]
+                             [--no-generator-only]
     python -m bench headline [--lang en|zh] [--articles 30] [--words 400] [--chars 800]
                              [--skip-pipeline]
     python -m bench headline-api [--requests 32] [--words 400] [--articles 8]
@@ -51,8 +52,11 @@ def main() -> None:
     p_stream.add_argument("--data", required=True, help="a stream of `python -m training data "
                           "hashtag-stream` (shared hashtag format + created_at, time order)")
     p_stream.add_argument("--lang", required=True, choices=["en", "zh"])
+    p_stream.add_argument("--step", type=int, default=10,
+                          help="produce up to the N-th next tagged post, wait until it is "
+                          "searchable, go on (default 10; 0: use --rate)")
     p_stream.add_argument("--rate", type=float, default=20.0,
-                          help="posts produced per second (0: all at once; a fast replay "
+                          help="with --step 0: posts produced per second (a fast replay "
                           "hides the last seconds' posts from the memory)")
     p_stream.add_argument("--tagged-only", action="store_true",
                           help="produce only the posts that carry hashtags (what the memory "
@@ -124,7 +128,7 @@ def main() -> None:
     elif args.which == "hashtag-stream":
         from bench.hashtag_stream import run as run_stream
 
-        print(json.dumps(run_stream(args.data, args.lang, args.rate, args.limit,
+        print(json.dumps(run_stream(args.data, args.lang, args.rate, args.step, args.limit,
                                     args.predictions, not args.no_generator_only,
                                     args.tagged_only)))
     elif args.which == "headline":

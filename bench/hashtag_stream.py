@@ -1,7 +1,7 @@
 """Hashtags on a time-ordered stream, through the real pipeline, beside simple baselines.
 
-    python -m bench hashtag-stream --data FILE.jsonl --lang en|zh [--rate 20] [--limit N]
-        [--tagged-only] [--predictions OUT.jsonl] [--no-generator-only]
+    python -m bench hashtag-stream --data FILE.jsonl --lang en|zh [--step 10 | --rate N]
+        [--limit N] [--tagged-only] [--predictions OUT.jsonl] [--no-generator-only]
 
 FILE is in the shared hashtag format with ``created_at`` (``python -m training data
 hashtag-stream`` writes four such streams), already in time order. Every post is produced
@@ -13,14 +13,18 @@ carry hashtags are scored against the author's hashtags with ``training evaluate
 hashtag``'s metrics: ROUGE on the first suggestion (one hashtag, as the trending and
 TF-IDF baselines give), F1@1 and F1@5 on the ranked suggestions.
 
-The replay rate matters: a post's memory holds what was indexed before it, and a post
-reaches the index a few seconds after it is produced (a batch, the indexer's batch,
-Elasticsearch's 1 s refresh), so at 200 posts/s a post cannot see the ~500 posts produced
-just before it, which a live stream spreads over minutes or days. The default rate, 20
-posts/s, keeps that blind spot to a few dozen posts. ``--tagged-only`` produces only the
-posts that carry hashtags: the memory remembers nothing else (neighbours and trending
-count author-tagged posts only), so the suggestions are those of the full stream at a
-fraction of the time, but ``posts_per_s`` then describes a different stream.
+How fast to replay matters. A post's memory holds what was indexed before it, and a post
+reaches the index a second or two after it is produced (the worker's batch, the indexer's
+batch, Elasticsearch's refresh). A live stream spreads its posts over hours, so only the
+last few are hidden; a replay at N posts/s hides the last ~2N, which in a compressed
+stream can be hours of event time. So by default the stream is produced in steps
+(``--step 10``): each step ends at its 10th author-tagged post, and the next is produced
+only when the step is searchable; a post misses at most the other tagged posts of its
+own step (as posts of one batch miss each other). ``--rate N`` replays at a fixed rate
+instead (a throughput-like figure, with the blind spot above). ``--tagged-only`` produces
+only the posts that carry hashtags: the memory remembers nothing else (neighbours and
+trending count author-tagged posts only), so with steps the suggestions are those of the
+full stream, in a fraction of the time; ``posts_per_s`` then describes neither.
 
 Baselines on the same posts in the same order: ``trending`` (the most frequent author
 hashtag among the previous 500 author-tagged posts), ``tfidf`` (Ext.TFIDF's keyword,
@@ -76,22 +80,39 @@ def message(row: dict, lang: str, prefix: str) -> tuple[bytes, bytes]:
     return post.id.encode(), post.SerializeToString()
 
 
-def run_pipeline(posts: list[dict], lang: str, settings: Settings, rate: float,
+def steps(posts: list[dict], step: int) -> list[list[dict]]:
+    """Consecutive runs of posts, each ending at its ``step``-th post with hashtags."""
+    out: list[list[dict]] = [[]]
+    tagged = 0
+    for post in posts:
+        out[-1].append(post)
+        tagged += bool(post["hashtags"])
+        if tagged == step:
+            out.append([])
+            tagged = 0
+    return [chunk for chunk in out if chunk]
+
+
+def run_pipeline(posts: list[dict], lang: str, settings: Settings, rate: float, step: int,
                  memory: bool, timeout: float) -> tuple[dict[str, list[str]], float]:
     """Post id -> suggested hashtags (best first), and posts per second end to end."""
     run = PipelineRun.create(settings, "hstream" if memory else "hstream-gen",
                              NLP_HASHTAG_MEMORY="1" if memory else "0")
     try:
         run.start_worker()
-        items = [message(p, lang, "") for p in posts]
-        ids = [key.decode() for key, _ in items]
-        progress(f"{run.name}: producing {len(items)} posts at {rate or 'full'} posts/s "
-                 f"(memory {'on' if memory else 'off'})")
+        how = f"in steps of {step} tagged posts" if step else f"at {rate or 'full'} posts/s"
+        progress(f"{run.name}: producing {len(posts)} posts {how} (memory "
+                 f"{'on' if memory else 'off'})")
         began = time.perf_counter()
-        run.produce(items, rate=rate)
-        if not run.wait_indexed(ids, timeout=timeout, poll=1.0):
-            raise TimeoutError(f"not all {len(ids)} posts indexed within {timeout:.0f}s "
-                               f"(worker log {run.worker.log_path if run.worker else '-'})")
+        for n, chunk in enumerate(steps(posts, step) if step else [posts], 1):
+            items = [message(p, lang, "") for p in chunk]
+            ids = [key.decode() for key, _ in items]
+            run.produce(items, rate=0 if step else rate)
+            if not run.wait_indexed(ids, timeout=timeout, poll=0.2 if step else 1.0):
+                raise TimeoutError(f"not all {len(ids)} posts indexed within {timeout:.0f}s "
+                                   f"(worker log {run.worker.log_path if run.worker else '-'})")
+            if n % 50 == 0:
+                progress(f"{run.name}: {n} steps indexed")
         seconds = time.perf_counter() - began
         docs = run.sources(["hashtags"])
     finally:
@@ -140,8 +161,9 @@ def score(predictions: list[list[str]], posts: list[dict], lang: str) -> dict:
             "top_share": round(top / max(len(predictions), 1), 4)}
 
 
-def run(data: str, lang: str, rate: float, limit: int | None, predictions: str | None,
-        generator_only: bool, tagged_only: bool = False, timeout: float = 7200) -> dict:
+def run(data: str, lang: str, rate: float, step: int, limit: int | None,
+        predictions: str | None, generator_only: bool, tagged_only: bool = False,
+        timeout: float = 3600) -> dict:
     from deploy.stack import servers
 
     settings = Settings.from_env()
@@ -152,16 +174,17 @@ def run(data: str, lang: str, rate: float, limit: int | None, predictions: str |
         posts = [p for p in posts if p["hashtags"]]
     tagged = [i for i, p in enumerate(posts) if p["hashtags"]]
     gold = [posts[i] for i in tagged]
-    shown, rate_memory = run_pipeline(posts, lang, settings, rate, True, timeout)
+    shown, rate_memory = run_pipeline(posts, lang, settings, rate, step, True, timeout)
     ours = [shown.get(posts[i]["id"], []) for i in tagged]
     result: dict = {"data": str(data), "lang": lang, "stream_posts": len(posts),
                     "tagged_only": tagged_only, **score(ours, gold, lang),
-                    "posts_per_s": round(rate_memory, 1), "rate": rate, "baselines": {}}
+                    "posts_per_s": round(rate_memory, 1), "step": step,
+                    "rate": None if step else rate, "baselines": {}}
     trend = trending(posts)
     result["baselines"]["trending"] = score([trend[i] for i in tagged], gold, lang)
     result["baselines"]["tfidf"] = score(tfidf(gold, lang), gold, lang)
     if generator_only:
-        alone, rate_alone = run_pipeline(posts, lang, settings, rate, False, timeout)
+        alone, rate_alone = run_pipeline(posts, lang, settings, rate, step, False, timeout)
         result["baselines"]["generator_only"] = {
             **score([alone.get(posts[i]["id"], []) for i in tagged], gold, lang),
             "posts_per_s": round(rate_alone, 1)}

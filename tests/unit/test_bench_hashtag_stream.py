@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.hashtag_stream import message, trending, with_hashtags
+from bench.hashtag_stream import message, steps, trending, with_hashtags
 from services.hashtags import author_hashtags, without_edge_hashtags
 from services.pb import messages_pb2 as pb
 
@@ -26,3 +26,9 @@ def test_trending_is_the_most_used_hashtag_of_the_previous_tagged_posts() -> Non
     posts = [{"hashtags": tags} for tags in
              (["a"], [], ["b"], ["B", "c"], ["a"], ["x"])]
     assert trending(posts) == [[], ["a"], ["a"], ["a"], ["b"], ["a"]]
+
+
+def test_a_step_ends_at_its_nth_tagged_post_and_carries_the_untagged_ones_before_it() -> None:
+    posts = [{"id": i, "hashtags": tags} for i, tags in
+             enumerate((["a"], [], ["b"], [], [], ["c"], []))]
+    assert [[p["id"] for p in chunk] for chunk in steps(posts, 2)] == [[0, 1, 2], [3, 4, 5, 6]]
