@@ -93,11 +93,33 @@ def steps(posts: list[dict], step: int) -> list[list[dict]]:
     return [chunk for chunk in out if chunk]
 
 
+def memory_latency(metrics_text: str) -> dict:
+    """Look-ups and their p50 / p99 (upper bucket bounds, seconds) from the worker's
+    ``nlp_hashtag_memory_seconds`` histogram."""
+    buckets: list[tuple[float, float]] = []
+    for line in metrics_text.splitlines():
+        if line.startswith("nlp_hashtag_memory_seconds_bucket{"):
+            bound = line.split('le="', 1)[1].split('"', 1)[0]
+            buckets.append((float(bound), float(line.rsplit(" ", 1)[1])))
+    total = buckets[-1][1] if buckets else 0.0
+
+    def quantile(q: float) -> float | None:
+        return next((b for b, n in buckets if total and n >= q * total), None)
+
+    return {"lookups": int(total), "p50_s_at_most": quantile(0.5),
+            "p99_s_at_most": quantile(0.99)}
+
+
 def run_pipeline(posts: list[dict], lang: str, settings: Settings, rate: float, step: int,
-                 memory: bool, timeout: float) -> tuple[dict[str, list[str]], float]:
-    """Post id -> suggested hashtags (best first), and posts per second end to end."""
+                 memory: bool, timeout: float) -> tuple[dict[str, list[str]], float, dict]:
+    """Post id -> suggested hashtags (best first), posts per second end to end, and the
+    memory's look-up latency (from the worker's /metrics)."""
+    from deploy.testing import free_ports
+
+    (web,) = free_ports(1)
     run = PipelineRun.create(settings, "hstream" if memory else "hstream-gen",
-                             NLP_HASHTAG_MEMORY="1" if memory else "0")
+                             NLP_HASHTAG_MEMORY="1" if memory else "0",
+                             NLP_STREAM_WEB_PORT=str(web))
     try:
         run.start_worker()
         how = f"in steps of {step} tagged posts" if step else f"at {rate or 'full'} posts/s"
@@ -115,10 +137,22 @@ def run_pipeline(posts: list[dict], lang: str, settings: Settings, rate: float, 
                 progress(f"{run.name}: {n} steps indexed")
         seconds = time.perf_counter() - began
         docs = run.sources(["hashtags"])
+        latency = memory_latency(_get(f"http://127.0.0.1:{web}/metrics")) if memory else {}
     finally:
         run.cleanup()
     shown = {i: [h["text"] for h in d.get("hashtags") or []] for i, d in docs.items()}
-    return shown, len(posts) / seconds
+    return shown, len(posts) / seconds, latency
+
+
+def _get(url: str) -> str:
+    from urllib.request import urlopen
+
+    try:
+        with urlopen(url, timeout=10) as response:
+            return response.read().decode()
+    except OSError as exc:
+        progress(f"no metrics from {url}: {exc}")
+        return ""
 
 
 def trending(posts: list[dict]) -> list[list[str]]:
@@ -174,17 +208,20 @@ def run(data: str, lang: str, rate: float, step: int, limit: int | None,
         posts = [p for p in posts if p["hashtags"]]
     tagged = [i for i, p in enumerate(posts) if p["hashtags"]]
     gold = [posts[i] for i in tagged]
-    shown, rate_memory = run_pipeline(posts, lang, settings, rate, step, True, timeout)
+    shown, rate_memory, latency = run_pipeline(posts, lang, settings, rate, step, True,
+                                               timeout)
     ours = [shown.get(posts[i]["id"], []) for i in tagged]
     result: dict = {"data": str(data), "lang": lang, "stream_posts": len(posts),
                     "tagged_only": tagged_only, **score(ours, gold, lang),
                     "posts_per_s": round(rate_memory, 1), "step": step,
-                    "rate": None if step else rate, "baselines": {}}
+                    "rate": None if step else rate, "memory_latency": latency,
+                    "baselines": {}}
     trend = trending(posts)
     result["baselines"]["trending"] = score([trend[i] for i in tagged], gold, lang)
     result["baselines"]["tfidf"] = score(tfidf(gold, lang), gold, lang)
     if generator_only:
-        alone, rate_alone = run_pipeline(posts, lang, settings, rate, step, False, timeout)
+        alone, rate_alone, _ = run_pipeline(posts, lang, settings, rate, step, False,
+                                            timeout)
         result["baselines"]["generator_only"] = {
             **score([alone.get(posts[i]["id"], []) for i in tagged], gold, lang),
             "posts_per_s": round(rate_alone, 1)}

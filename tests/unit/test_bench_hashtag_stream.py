@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.hashtag_stream import message, steps, trending, with_hashtags
+from bench.hashtag_stream import memory_latency, message, steps, trending, with_hashtags
 from services.hashtags import author_hashtags, without_edge_hashtags
 from services.pb import messages_pb2 as pb
 
@@ -32,3 +32,16 @@ def test_a_step_ends_at_its_nth_tagged_post_and_carries_the_untagged_ones_before
     posts = [{"id": i, "hashtags": tags} for i, tags in
              enumerate((["a"], [], ["b"], [], [], ["c"], []))]
     assert [[p["id"] for p in chunk] for chunk in steps(posts, 2)] == [[0, 1, 2], [3, 4, 5, 6]]
+
+
+def test_memory_latency_reads_quantiles_off_the_workers_histogram() -> None:
+    text = "\n".join([
+        "# HELP nlp_hashtag_memory_seconds ...",
+        'nlp_hashtag_memory_seconds_bucket{le="0.01"} 50.0',
+        'nlp_hashtag_memory_seconds_bucket{le="0.05"} 99.0',
+        'nlp_hashtag_memory_seconds_bucket{le="0.1"} 100.0',
+        'nlp_hashtag_memory_seconds_bucket{le="+Inf"} 100.0',
+        "nlp_hashtag_memory_seconds_count 100.0"])
+    assert memory_latency(text) == {"lookups": 100, "p50_s_at_most": 0.01,
+                                    "p99_s_at_most": 0.05}
+    assert memory_latency("") == {"lookups": 0, "p50_s_at_most": None, "p99_s_at_most": None}

@@ -13,6 +13,11 @@ included, because a live stream has them too (they are produced, but not scored)
 - ``zh_dev_stream.jsonl`` / ``zh_test_stream.jsonl``: the Chinese **dev** / **test**
   streams: the shared ``hashtag/zh/dev.jsonl`` / ``test.jsonl`` sorted by ``time``.
 
+Time order is made total: posts that share a timestamp (the Chinese files give many
+posts only a date) are spread one millisecond apart in file order, so that "earlier" means
+earlier in the stream for the hashtag memory too (it recalls only posts strictly before a
+post's ``created_at``).
+
 English text follows the training data's edge rule (``extra.english_edges``: edge
 hashtags become the targets, mentions ``@user``, links ``<url>``). The last stdout line is
 JSON: per file, posts and posts with hashtags.
@@ -24,7 +29,7 @@ import csv
 import gzip
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from training.hashtag.extra import english_edges, gz_lines
@@ -66,6 +71,18 @@ def _post(post_id: str, text: str, tags: list[str], created: datetime) -> Post:
             "created_at": created.replace(tzinfo=UTC).isoformat().replace("+00:00", "Z")}
 
 
+def distinct_times(posts: list[Post]) -> list[Post]:
+    """Posts in time order with strictly increasing ``created_at``: ties get +1 ms each."""
+    last: datetime | None = None
+    for post in posts:
+        created = datetime.fromisoformat(post["created_at"].replace("Z", "+00:00"))
+        if last is not None and created <= last:
+            created = last + timedelta(milliseconds=1)
+        post["created_at"] = created.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        last = created
+    return posts
+
+
 def build(data_dir: Path, out: Path) -> dict:
     """Write the four streams into ``out``; returns their counts."""
     extra = data_dir / "extra" / "tweets_en"
@@ -78,8 +95,8 @@ def build(data_dir: Path, out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     counts = {}
     for name, posts in sources.items():
-        ordered = sorted((p for p in posts if p["text"].strip()),
-                         key=lambda p: p["created_at"])  # stable: ties keep source order
+        ordered = distinct_times(sorted((p for p in posts if p["text"].strip()),
+                                        key=lambda p: p["created_at"]))  # stable sort
         with (out / name).open("w", encoding="utf-8") as f:
             for p in ordered:
                 f.write(json.dumps(p, ensure_ascii=False) + "\n")
