@@ -38,37 +38,18 @@ import json
 import sys
 import time
 from collections import Counter, deque
-from collections.abc import Sequence
 from datetime import datetime
-from pathlib import Path
 
 from deploy.harness import PipelineRun
 from services.pb import messages_pb2 as pb
 from services.settings import Settings
+from training.hashtag.streams import read_stream, score, with_hashtags
 
 TRENDING_WINDOW = 500  # author-tagged posts the trending baseline counts
 
 
 def progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def read_stream(path: str | Path, limit: int | None) -> list[dict]:
-    posts = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            posts.append(json.loads(line))
-            if limit and len(posts) >= limit:
-                break
-    return posts
-
-
-def with_hashtags(text: str, tags: Sequence[str], lang: str) -> str:
-    """The post as its author wrote it: hashtags re-attached at the end."""
-    if not tags:
-        return text
-    written = "".join(f"#{t}#" for t in tags) if lang == "zh" else " ".join(f"#{t}" for t in tags)
-    return f"{text} {written}"
 
 
 def message(row: dict, lang: str, prefix: str) -> tuple[bytes, bytes]:
@@ -178,21 +159,6 @@ def tfidf(posts: list[dict], lang: str) -> list[list[str]]:
     extractor = fit(training_pairs(lang), lang)
     return [[join_words(words, lang)] if (words := extract_hashtag(extractor, p["text"], lang))
             else [] for p in posts]
-
-
-def score(predictions: list[list[str]], posts: list[dict], lang: str) -> dict:
-    """ROUGE on the first hashtag, F1@k on the ranked list, and how varied the first
-    hashtags are (``distinct_best``, ``top_share``)."""
-    from nlp_models.hashtag.text import split_hashtag
-    from training.hashtag.metrics import score as hashtag_score
-
-    ranked = [[split_hashtag(t, lang) for t in tags] for tags in predictions]
-    metrics = hashtag_score([r[:1] for r in ranked], ranked, [p["hashtags"] for p in posts],
-                            lang)
-    firsts = Counter(tags[0].lower() for tags in predictions if tags)
-    top = firsts.most_common(1)[0][1] if firsts else 0
-    return {**metrics, "distinct_best": len(firsts),
-            "top_share": round(top / max(len(predictions), 1), 4)}
 
 
 def run(data: str, lang: str, rate: float, step: int, limit: int | None,

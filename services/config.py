@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from nlp_models.limits import DLQ_RETENTION_DAYS, MAX_ARTICLE_CHARS, MAX_POST_CHARS, MAX_RAW_BYTES
 from services.settings import Settings
@@ -76,6 +77,9 @@ class MemoryConfig:
     similar: float = 4.0
     trending: float = 0.5
     threshold: float = 0.1
+    # Hashtags the memory must not pass on (authors write slurs too): the served hashtag
+    # generator's list unless NLP_HASHTAG_BLOCKLIST names another file; None: no file.
+    blocklist: Path | None = None
 
     @classmethod
     def from_env(cls, e: Mapping[str, str]) -> MemoryConfig:
@@ -93,8 +97,21 @@ class MemoryConfig:
             neighbours=int(e.get("NLP_HASHTAG_MEMORY_NEIGHBOURS", d.neighbours)),
             timeout=float(e.get("NLP_HASHTAG_MEMORY_TIMEOUT", d.timeout)),
             trending_ttl=float(e.get("NLP_HASHTAG_MEMORY_TRENDING_TTL", d.trending_ttl)),
+            blocklist=_blocklist(e),
             **{k: float(v) for k, v in weights.items()},
         )
+
+
+def _blocklist(e: Mapping[str, str]) -> Path | None:
+    """NLP_HASHTAG_BLOCKLIST, else the newest hashtag_generator version's blocklist.txt in
+    the configured model repository (where the worker can see it)."""
+    named = e.get("NLP_HASHTAG_BLOCKLIST", "").strip()
+    if named:
+        return Path(named)
+    model = Settings.from_env(e).model_repository / "hashtag_generator"
+    versions = sorted((p for p in model.glob("*/blocklist.txt") if p.parent.name.isdigit()),
+                      key=lambda p: int(p.parent.name))
+    return versions[-1] if versions else None
 
 
 @dataclass(frozen=True)

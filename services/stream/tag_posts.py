@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from nlp_models.contract import HashtagResult, TagResult
+from nlp_models.hashtag.blocklist import Blocklist
 from services.config import MemoryConfig, PipelineConfig
 from services.dlq import Origin
 from services.es.bulk import make_client
@@ -55,9 +56,11 @@ class Models:
     concurrently per batch."""
 
     def __init__(self, tagger: PosTaggerClient, hashtagger: HashtagClient | None,
-                 memory: HashtagMemory | None = None, weights: Weights | None = None) -> None:
+                 memory: HashtagMemory | None = None, weights: Weights | None = None,
+                 blocklist: Blocklist | None = None) -> None:
         self.tagger, self.hashtagger = tagger, hashtagger
         self.memory, self.weights = memory, weights or Weights()
+        self.blocklist = blocklist
 
     async def run(self, posts: Sequence[pb.Post]) -> list[Tags]:
         """Tags and hashtags of ``posts``; ModelError names the model that refused.
@@ -101,6 +104,10 @@ class Models:
         """The scorer's hashtags; none for a post the generator could not serve."""
         if generated.status != "ok":
             return ()
+        if recall is not None and self.blocklist is not None:
+            recall = Recall([(score, [t for t in tags if not self.blocklist.blocks(t)])
+                             for score, tags in recall.neighbours],
+                            [(t, n) for t, n in recall.trending if not self.blocklist.blocks(t)])
         return tuple(merge(generated.hashtags, recall, self.weights))
 
     async def close(self) -> None:
@@ -148,6 +155,7 @@ class TagPosts(Stage[PreparedPost, Tags]):
             if cfg.hashtag_model else None,
             open_memory(cfg) if cfg.hashtag_model else None,
             Weights(mem.generated, mem.similar, mem.trending, mem.threshold),
+            Blocklist.load(mem.blocklist) if mem.blocklist else None,
         ))
 
     def prepare(self, origin: Origin) -> PreparedPost:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from bench.hashtag_stream import memory_latency, message, steps, trending, with_hashtags
+from bench.hashtag_stream import memory_latency, message, steps, trending
 from services.hashtags import author_hashtags, without_edge_hashtags
 from services.pb import messages_pb2 as pb
+from training.hashtag.streams import with_hashtags
 
 
 def test_hashtags_are_re_attached_the_way_each_language_writes_them() -> None:

@@ -45,7 +45,10 @@ def test_no_neighbours_or_zero_scores_vote_for_nothing(neighbours: list) -> None
 def test_the_memory_and_the_weights_are_configured_from_the_environment() -> None:
     from services.config import MemoryConfig, PipelineConfig
 
-    assert PipelineConfig.from_env({}).hashtag_memory == MemoryConfig()
+    default = PipelineConfig.from_env({}).hashtag_memory
+    assert default.blocklist is not None and default.blocklist.name == "blocklist.txt"
+    assert default.blocklist.parent.parent.name == "hashtag_generator"  # the served list
+    assert default == MemoryConfig(blocklist=default.blocklist)
     cfg = MemoryConfig.from_env({"NLP_HASHTAG_MEMORY": "off",
                                  "NLP_HASHTAG_WEIGHTS": "similar=2, threshold=0.3",
                                  "NLP_HASHTAG_MEMORY_TIMEOUT": "0.2"})
@@ -53,3 +56,17 @@ def test_the_memory_and_the_weights_are_configured_from_the_environment() -> Non
     assert cfg.timeout == 0.2 and cfg.generated == MemoryConfig().generated
     with pytest.raises(ValueError, match="unknown weight"):
         MemoryConfig.from_env({"NLP_HASHTAG_WEIGHTS": "popular=1"})
+
+
+def test_the_memory_never_passes_on_a_blocklisted_hashtag() -> None:
+    """Authors write slurs too: the generator's blocklist also filters the memory."""
+    from nlp_models.contract import HashtagResult
+    from nlp_models.hashtag.blocklist import Blocklist
+    from services.stream.tag_posts import Models
+
+    models = Models(None, None, blocklist=Blocklist(["women suck"]))  # type: ignore[arg-type]
+    generated = HashtagResult((("nba", -1.0),), "en", "ok", False)
+    recall = Recall(neighbours=[(3.0, ["WomenSuck", "lakers"])],
+                    trending=[("womensuck", 9), ("lakers", 3)])
+    shown = {s.tag.lower() for s in models._suggest(generated, recall)}
+    assert shown == {"nba", "lakers"}

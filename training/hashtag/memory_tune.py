@@ -42,12 +42,12 @@ def recall_all(posts: list[dict], asked: list[int], lang: str, window_hours: flo
     as the worker indexes it) and ask the memory for the posts ``asked``."""
     from elasticsearch.helpers import bulk
 
-    from bench.hashtag_stream import with_hashtags
     from services.config import MemoryConfig
     from services.es.bulk import make_client
     from services.es.template import install_template
     from services.settings import Settings
     from services.stream.memory import HashtagMemory, Probe
+    from training.hashtag.streams import with_hashtags
 
     es = make_client(Settings.from_env().es_url, timeout=120)
     prefix = f"tune-{uuid.uuid4().hex[:8]}"
@@ -94,8 +94,8 @@ def generate_all(posts: list[dict], lang: str) -> list:
 
 
 def tune(data: str, lang: str, limit: int | None, window_hours: float = 24.0) -> dict:
-    from bench.hashtag_stream import read_stream, score
     from services.stream.hashtag_scorer import Weights, merge
+    from training.hashtag.streams import read_stream, score
 
     began = time.time()
     posts = read_stream(data, limit)

@@ -28,7 +28,8 @@ from __future__ import annotations
 import csv
 import gzip
 import json
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -103,3 +104,36 @@ def build(data_dir: Path, out: Path) -> dict:
         counts[name] = {"posts": len(ordered),
                         "with_hashtags": sum(1 for p in ordered if p["hashtags"])}
     return counts
+
+
+def read_stream(path: str | Path, limit: int | None) -> list[dict]:
+    posts = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            posts.append(json.loads(line))
+            if limit and len(posts) >= limit:
+                break
+    return posts
+
+
+def with_hashtags(text: str, tags: Sequence[str], lang: str) -> str:
+    """The post as its author wrote it: hashtags re-attached at the end."""
+    if not tags:
+        return text
+    written = "".join(f"#{t}#" for t in tags) if lang == "zh" else " ".join(f"#{t}" for t in tags)
+    return f"{text} {written}"
+
+
+def score(predictions: list[list[str]], posts: list[dict], lang: str) -> dict:
+    """ROUGE on the first hashtag, F1@k on the ranked list, and how varied the first
+    hashtags are (``distinct_best``, ``top_share``)."""
+    from nlp_models.hashtag.text import split_hashtag
+    from training.hashtag.metrics import score as hashtag_score
+
+    ranked = [[split_hashtag(t, lang) for t in tags] for tags in predictions]
+    metrics = hashtag_score([r[:1] for r in ranked], ranked, [p["hashtags"] for p in posts],
+                            lang)
+    firsts = Counter(tags[0].lower() for tags in predictions if tags)
+    top = firsts.most_common(1)[0][1] if firsts else 0
+    return {**metrics, "distinct_best": len(firsts),
+            "top_share": round(top / max(len(predictions), 1), 4)}
