@@ -186,7 +186,7 @@ def _rollback(mdir: ModelDir, to: int | None, options: Options) -> dict:
     current = _reference(mdir, options).version
     target = to if to is not None else _last_served(mdir, below=current)
     if target is None or current is None or target not in versions or target >= current:
-        raise PublishError(f"{mdir.name}: no earlier version {'' if to is None else to}to "
+        raise PublishError(f"{mdir.name}: no earlier version {'' if to is None else f'{to} '}to "
                            f"roll back to (versions on disk: {versions or 'none'}; serving "
                            f"{current}; an earlier one must have served, or be named with "
                            "--to)")

@@ -26,7 +26,7 @@ from services.stream.memory import Recall
 
 @dataclass(frozen=True)
 class Weights:
-    """The defaults weigh the sources equally; the worker's come from MemoryConfig."""
+    """The scorer's weights; the worker's come from MemoryConfig (tuned on dev streams)."""
 
     generated: float = 1.0
     similar: float = 1.0

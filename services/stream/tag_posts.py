@@ -17,6 +17,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 from nlp_models.contract import HashtagResult, TagResult
 from nlp_models.hashtag.blocklist import Blocklist
@@ -60,7 +61,9 @@ class Models:
                  blocklist: Blocklist | None = None) -> None:
         self.tagger, self.hashtagger = tagger, hashtagger
         self.memory, self.weights = memory, weights or Weights()
-        self.blocklist = blocklist
+        # Every post of a batch recalls the same trending list and neighbours repeat:
+        # remember each hashtag's verdict instead of matching it again.
+        self.blocked = lru_cache(maxsize=100_000)(blocklist.blocks) if blocklist else None
 
     async def run(self, posts: Sequence[pb.Post]) -> list[Tags]:
         """Tags and hashtags of ``posts``; ModelError names the model that refused.
@@ -104,10 +107,10 @@ class Models:
         """The scorer's hashtags; none for a post the generator could not serve."""
         if generated.status != "ok":
             return ()
-        if recall is not None and self.blocklist is not None:
-            recall = Recall([(score, [t for t in tags if not self.blocklist.blocks(t)])
+        if recall is not None and self.blocked is not None:
+            recall = Recall([(score, [t for t in tags if not self.blocked(t)])
                              for score, tags in recall.neighbours],
-                            [(t, n) for t, n in recall.trending if not self.blocklist.blocks(t)])
+                            [(t, n) for t, n in recall.trending if not self.blocked(t)])
         return tuple(merge(generated.hashtags, recall, self.weights))
 
     async def close(self) -> None:
