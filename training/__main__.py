@@ -7,6 +7,7 @@
     python -m training data pos --out data/pos --ewt UD_English-EWT --gum UD_English-GUM
     python -m training data headline-sina --sina SINA_CHECKOUT --out data/headline
     python -m training data headline-portal --portal PORTAL_CHECKOUT --out data/headline
+    python -m training data headline-newsrooms --out data/newsrooms
     python -m training data pos-pseudo --teacher A.pt --teacher B.pt --out data/pos/pseudo
         [--tweets 8000] [--tagset ptb|ark]
     python -m training train hashtag --config training/configs/hashtag_en.toml
@@ -38,6 +39,8 @@
         constrained_headline_generator --checkpoint runs/<run>/best.pt
         [--repository model_repository] [--triton HOST:PORT] [--no-switch] [--force]
         [--gate-data FILE[:OPT]]
+    python -m training adapt headline|constrained-headline (--data ARCHIVE.jsonl | --from-index
+        [--source S] [--since YYYY-MM-DD]) --out DIR [--lang en|zh] [--minutes 20] [--mix 1.0]
     python -m training switch MODEL [--triton HOST:PORT]
     python -m training rollback MODEL [--to VERSION] [--triton HOST:PORT] [--no-switch]
     python -m training inspect versions [--triton HOST:PORT]
@@ -47,6 +50,7 @@
         --out runs/<run>/best.pt
     python -m training picker --checkpoint CKPT --rules N --out runs/<run>/best.pt
     python -m training lead --checkpoint CKPT --margin M --length-bonus B --out runs/<run>/best.pt
+        [--spans clauses|trimmed] [--target WORDS]
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ import argparse
 import json
 from pathlib import Path
 
-from training.commands import refresh
+from training.commands import adapt, refresh
 from training.paths import REPO_ROOT
 
 
@@ -109,8 +113,8 @@ def main(argv: list[str] | None = None) -> None:
                             "pos-pseudo -> DIR/tweets.conll, raw tweets every --teacher tags "
                             "alike; last line is JSON counts")
     p_data.add_argument("task", choices=["hashtag", "hashtag-stream", "headline",
-                                         "headline-sina", "headline-portal", "pos",
-                                         "pos-pseudo"])
+                                         "headline-sina", "headline-portal",
+                                         "headline-newsrooms", "pos", "pos-pseudo"])
     p_data.add_argument("--out", required=True, help="output directory")
     p_data.add_argument("--lang", nargs="+", choices=["en", "zh"], default=["en", "zh"])
     p_data.add_argument("--ewt", type=Path, help="pos: checkout of UD_English-EWT")
@@ -190,6 +194,7 @@ def main(argv: list[str] | None = None) -> None:
                        help="switch off the decoding rules against repeats, as in evaluate")
 
     refresh.add_parsers(sub)
+    adapt.add_parsers(sub)
 
     p_base = sub.add_parser("baseline", help="simple baselines (pos: most frequent tag; "
                             "hashtag: Ext.TFIDF and the most frequent training hashtags; "
@@ -258,6 +263,11 @@ def main(argv: list[str] | None = None) -> None:
     p_lead.add_argument("--length-bonus", type=float, required=True, metavar="B",
                         help="added to a clause's judge score, in proportion to its length "
                              "up to 15 words")
+    p_lead.add_argument("--spans", choices=["clauses", "trimmed"], default="clauses",
+                        help="what the lead offers: its clause runs, or the lead trimmed to "
+                        "a headline (nlp_models/headline/trim.py)")
+    p_lead.add_argument("--target", type=int, default=12,
+                        help="--spans trimmed: the house's headline length in words")
     p_lead.add_argument("--out", required=True, help="e.g. runs/lead_en/best.pt")
 
     p_tune = sub.add_parser("tune", help="hashtag: choose the served prior weight and "
@@ -296,6 +306,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.command in refresh.COMMANDS:
         raise SystemExit(refresh.run(args))
+    if args.command in adapt.COMMANDS:
+        raise SystemExit(adapt.run(args))
     need = {"pos": "tagset", "hashtag": "lang",
             "constrained-headline": "strategy"}.get(getattr(args, "task", ""))
     if (need and args.command in ("evaluate", "baseline", "compare")
@@ -318,6 +330,11 @@ def main(argv: list[str] | None = None) -> None:
             if args.sina is None:
                 raise SystemExit("headline-sina needs --sina DIR")
             build_sina(args.sina, data_dir(), Path(args.out))
+        elif args.task == "headline-newsrooms":
+            from training.headline.newsrooms import build as build_newsrooms
+            from training.paths import data_dir
+
+            print(json.dumps(build_newsrooms(data_dir(), Path(args.out))))
         elif args.task == "headline-portal":
             from training.headline.portal import build as build_portal
             from training.paths import data_dir
@@ -397,7 +414,8 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "lead":
         from training.headline.lead import set_lead
 
-        print(json.dumps(set_lead(args.checkpoint, args.margin, args.length_bonus, args.out)))
+        print(json.dumps(set_lead(args.checkpoint, args.margin, args.length_bonus, args.out,
+                                        args.spans, args.target)))
     elif args.command == "tune" and args.task == "hashtag-memory":
         from training.hashtag.memory_tune import main as tune_memory
 

@@ -32,7 +32,7 @@ CLAUSE_END = re.compile(r"(?<=[,;:])\s+|\s+(?=--|—|–)")
 SEPARATOR = re.compile(r"\s+(?:--|-|—|–)\s+|\s*─\s*")
 DATELINE_WORDS = 12
 # a sentence that ends in one of these ("St. Louis", "Mr. Smith", "U.S. Steel") goes on
-ABBREVIATION = re.compile(r"(?:\b(?:St|Mr|Mrs|Ms|Dr|Gen|Sen|Rep|Gov|Lt|Col|Sgt|Capt|Inc|Corp|Co"
+ABBREVIATION = re.compile(r"(?:\b(?:St|Mr|Mrs|Ms|Dr|Gen|Sens?|Reps?|Gov|Lt|Col|Sgt|Capt|Inc|Corp|Co"
                           r"|Ltd|Jr|Sr|No|vs|Prof|Mt|Ft)|\b[A-Z](?:\.[A-Z])*)\.$")
 # lower-case words a place name may hold ("Rio de Janeiro", "Isle of Man")
 PLACE_PARTICLES = frozenset({"of", "de", "la", "du", "and", "upon"})
@@ -92,15 +92,34 @@ def repeats_a_word(text: str) -> bool:
         a == b for a, b in zip(tokens, tokens[1:], strict=False))
 
 
+SPANS = ("clauses", "trimmed")  # what the lead offers: its clause runs, or trim.py's trims
+TRIM_SPREAD = 4  # trims of target - 4, target and target + 4 words are offered
+
+
 @dataclass(frozen=True)
 class LeadRule:
     margin: float  # how far below the generated headline's judge score a clause may be
     length_bonus: float  # the judge prefers short spans; this evens it out
+    spans: str = "clauses"
+    target: int = 12  # "trimmed": the house's headline length in words
+
+    def candidates(self, article: str) -> list[str]:
+        """The lead's spans this rule chooses among, in reading order."""
+        if self.spans == "clauses":
+            return lead_clauses(article)
+        from nlp_models.headline.trim import trimmed_lead  # trim.py imports this module
+
+        out: list[str] = []
+        for target in (self.target - TRIM_SPREAD, self.target, self.target + TRIM_SPREAD):
+            text = trimmed_lead(article, max(target, MIN_WORDS))
+            if len(text.split()) >= MIN_WORDS and text not in out:
+                out.append(text)
+        return out
 
     def choose(self, generated: float, clauses: list[str], judged: list[float]) -> int | None:
-        """The clause to put first (its index), or None to keep the generated headline;
+        """The span to put first (its index), or None to keep the generated headline;
         `generated` and `judged` are the judge's scores of the generated headline and of
-        each clause."""
+        each span."""
         if not clauses:
             return None
         bonus = [self.length_bonus * min(len(c.split()), BONUS_WORDS) / BONUS_WORDS
@@ -109,8 +128,13 @@ class LeadRule:
         return best if judged[best] > generated - self.margin else None
 
     def to_state(self) -> dict:
-        return {"margin": self.margin, "length_bonus": self.length_bonus}
+        return {"margin": self.margin, "length_bonus": self.length_bonus,
+                "spans": self.spans, "target": self.target}
 
     @classmethod
     def from_state(cls, state: dict) -> LeadRule:
-        return cls(float(state["margin"]), float(state["length_bonus"]))
+        spans = state.get("spans", "clauses")
+        if spans not in SPANS:
+            raise ValueError(f"lead rule spans {spans!r} not in {SPANS}")
+        return cls(float(state["margin"]), float(state["length_bonus"]), spans,
+                   int(state.get("target", 12)))

@@ -17,8 +17,13 @@ picker`): its best headline is then the article's span the picker chooses (score
 picker's log-probability plus its judge weight times the generator's mean log-probability
 per token of the span), followed by the generated ones; an article with no candidate span
 gets generated headlines only. An English generator checkpoint may carry a lead rule
-(lead.py, `python -m training lead`): a clause of the article's first sentence then takes
-first place when the generator judges it nearly as likely a headline as its own.
+(lead.py, `python -m training lead`): a clause of the article's first sentence (or the lead
+trimmed to a headline, trim.py) then takes first place when the generator judges it nearly
+as likely a headline as its own.
+
+Every kind, last: a candidate that states a number (with its unit) or a name the article
+lacks is not returned (faithful.py); when no candidate is left, the article's own lead made
+a headline takes their place (trim.py).
 """
 
 from __future__ import annotations
@@ -37,11 +42,13 @@ from nlp_models.headline.decode import (
     length_penalty,
     repeat_rule,
 )
-from nlp_models.headline.lead import LeadRule, lead_clauses
+from nlp_models.headline.faithful import unsupported
+from nlp_models.headline.lead import LeadRule
 from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
 from nlp_models.headline.picker import SHORTLIST, ClausePicker, Pick
 from nlp_models.headline.runs import WholeRuns
 from nlp_models.headline.seq2bf import STRATEGIES, Seq2BF, Seq2BFConfig
+from nlp_models.headline.trim import fallback_headline, fallback_with_phrase
 from nlp_models.headline.vocab import (
     BOS,
     EOS,
@@ -195,8 +202,20 @@ class HeadlinePredictor:
                          else self._lead(articles[i], batch, k, rest))
                 if first is not None:
                     rest = [first] + [c for c in rest if c[0] != first[0]]
-                out[i] = Headlines.of(rest[:n_best], truncated[i])
+                out[i] = Headlines.of(self._faithful(rest, articles[i], batch, k)[:n_best],
+                                      truncated[i])
         return out
+
+    def _faithful(self, candidates: list[tuple[str, float]], article: str, batch: Encoded,
+                  k: int) -> list[tuple[str, float]]:
+        """The candidates that state no number or name the article lacks (faithful.py); if
+        none does, the article's own lead made a headline (trim.py), judged by the
+        generator."""
+        kept = [c for c in candidates if not unsupported(c[0], article, self.lang)]
+        if kept or not candidates:
+            return kept
+        fallback = fallback_headline(article, self.lang)
+        return [(fallback, self._judge(batch, k, [fallback])[0])] if fallback else []
 
     @torch.no_grad()
     def _encoded(self, sources: list[Source]) -> Iterator[Encoded]:
@@ -233,7 +252,7 @@ class HeadlinePredictor:
               generated: list[tuple[str, float]]) -> tuple[str, float] | None:
         """A clause of the article's lead, with its judge score, when the lead rule puts
         one before the generated headline (lead.py); None otherwise."""
-        clauses = lead_clauses(article) if self.lead is not None and generated else []
+        clauses = self.lead.candidates(article) if self.lead is not None and generated else []
         if not clauses:
             return None
         judged = self._judge(batch, k, [generated[0][0], *clauses])
@@ -282,8 +301,9 @@ class HeadlinePredictor:
                                 max(len(s.oovs) for s in inputs), beam, n_best, self.alpha,
                                 self.min_tokens, self.rule, self.words, arts)
                 for i, s, h in zip(group, inputs, hyps, strict=True):
-                    out[i] = Headlines.of([(self.vocab.decode(x.tokens, s.oovs), x.score)
-                                           for x in h], truncated[i])
+                    out[i] = Headlines.of(self._faithful_with(
+                        [(self.vocab.decode(x.tokens, s.oovs), x.score) for x in h],
+                        articles[i], phrases[i]), truncated[i])
                 continue
             order = strategy or self.default_strategy
             if order not in STRATEGIES:
@@ -297,9 +317,22 @@ class HeadlinePredictor:
                                         max(len(s.oovs) for s in chunk), self.rule,
                                         self.words, arts)
             for i, s, h in zip(group, chunk, hyps, strict=True):
-                out[i] = Headlines.of([(self._around(phrases[i], x.tokens, order, s.oovs),
-                                        x.score) for x in h], truncated[i])
+                out[i] = Headlines.of(self._faithful_with(
+                    [(self._around(phrases[i], x.tokens, order, s.oovs), x.score) for x in h],
+                    articles[i], phrases[i]), truncated[i])
         return out
+
+    def _faithful_with(self, candidates: list[tuple[str, float]], article: str,
+                       phrase: str) -> list[tuple[str, float]]:
+        """Constrained candidates that state nothing neither the article nor the asked-for
+        phrase has; if none, the article's sentence with the phrase (trim.py), scored
+        below every generated candidate."""
+        said = f"{article}\n{phrase}"
+        kept = [c for c in candidates if not unsupported(c[0], said, self.lang)]
+        if kept or not candidates:
+            return kept
+        return [(fallback_with_phrase(article, phrase, self.lang),
+                 min(score for _, score in candidates))]
 
     @property
     def default_strategy(self) -> str:

@@ -130,7 +130,8 @@ def test_the_served_best_headline_follows_the_rule(generator, tmp_path):
 def test_the_lead_command_records_how_its_file_was_made(generator, tmp_path):
     out = tmp_path / "lead" / "best.pt"
     result = set_lead(str(generator), 0.75, 1.0, str(out))
-    assert result["lead"] == {"margin": 0.75, "length_bonus": 1.0}
+    assert result["lead"] == {"margin": 0.75, "length_bonus": 1.0, "spans": "clauses",
+                              "target": 12}
     assert HeadlinePredictor.load(out).lead == LeadRule(0.75, 1.0)
     record = json.loads((tmp_path / "lead" / "run.json").read_text())
     assert record["command"].startswith("python -m training") and record["derived_from"]

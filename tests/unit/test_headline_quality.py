@@ -1,4 +1,5 @@
-"""degenerate / unsupported on hand-made headlines (training/headline/quality.py)."""
+"""degenerate / unsupported on hand-made headlines (training/headline/quality.py; the
+unsupported rules themselves: test_headline_faithful.py)."""
 
 import pytest
 import torch
@@ -7,8 +8,7 @@ from training.headline.quality import (
     degenerate_rate,
     degenerate_reasons,
     training_vocabulary,
-    unsupported_entities,
-    unsupported_rate,
+    unsupported_rates,
     vocabulary_from_files,
 )
 
@@ -53,30 +53,10 @@ def test_degenerate_rate_counts_headlines():
     assert degenerate_rate(heads, [BRITISH, BRITISH], VOCAB, "en") == 0.5
 
 
-def test_us_in_a_british_article_is_unsupported():
-    assert unsupported_entities("U.S. to raise minimum wage", BRITISH, "en") == ["U.S."]
-    # "us" the pronoun does not support "U.S."
-    assert unsupported_entities("U.S. to raise wage", "Join us in London today.", "en") == [
-        "U.S."]
-
-
-def test_copied_entities_and_numbers_are_supported_case_insensitively():
-    assert unsupported_entities("Government to raise wage by 40 pence, London unions say",
-                                BRITISH, "en") == []
-    assert unsupported_entities("Unions in LONDON welcome rise", BRITISH, "en") == []
-
-
-def test_absent_names_and_numbers_are_unsupported():
-    assert unsupported_entities("Minister tells Congress wage rises by 50 pence", BRITISH,
-                                "en") == ["Congress", "50"]
-    assert unsupported_rate(["Wage rise for Paris", "Wage rise for London"],
-                            [BRITISH, BRITISH], "en") == 0.5
-
-
-def test_title_case_headlines_only_count_numbers_and_strong_names():
-    # every word is capitalised: "Welcome" and "Rise" are not names, NASA is
-    assert unsupported_entities("Unions Welcome Wage Rise", BRITISH, "en") == []
-    assert unsupported_entities("Unions Welcome NASA Wage Rise", BRITISH, "en") == ["NASA"]
+def test_unsupported_rates_count_headlines_by_what_they_lack():
+    heads = ["Wage rise for Paris", "Wage rise for London", "Wage rises 40%"]
+    assert unsupported_rates(heads, [BRITISH] * 3, "en") == {
+        "unsupported": 0.6667, "unsupported_number": 0.3333, "unsupported_name": 0.3333}
 
 
 ZH_ARTICLE = "国务院总理李克强12日在北京主持召开国务院常务会议，部署稳就业工作。"
@@ -98,20 +78,6 @@ def test_a_chinese_headline_s_latin_word_is_a_word_only_as_the_article_or_traini
     assert degenerate_reasons("苹果iPhone在香港举行", article, vocab, "zh") == []
     assert degenerate_reasons("2018MAMusiards在香港举行", article, vocab,
                               "zh") == ["unknown_word"]
-
-
-def test_chinese_unsupported_names_and_digits():
-    assert unsupported_entities("李克强主持召开国务院常务会议", ZH_ARTICLE, "zh") == []
-    assert unsupported_entities("李克强13日在上海部署稳就业", ZH_ARTICLE, "zh") == ["13", "上海"]
-
-
-def test_numbers_are_digit_runs_matched_exactly():
-    article = "The company sold 1,000 shares of 10-year notes at 1.5 pct in the 4th quarter."
-    assert unsupported_entities("Company sells 1000 shares of 10-year notes", article, "en") == []
-    assert unsupported_entities("Company sells 100 notes at 1.5 pct", article, "en") == ["100"]
-    zh_article = "沪指今日涨1.39%，收复10日均线。"
-    assert unsupported_entities("沪指涨1.39%收复10日线", zh_article, "zh") == []
-    assert unsupported_entities("沪指涨1.3%", "沪指今日涨1.39%。", "zh") == ["1.3"]
 
 
 def test_decoding_settings_are_stored_with_the_checkpoint_and_keep_its_word_list(tmp_path):

@@ -23,8 +23,10 @@ import sys
 import time
 from pathlib import Path
 
+from nlp_models.headline.lead import without_dateline
 from nlp_models.headline.predictor import HeadlinePredictor, Headlines
 from nlp_models.headline.sentences import sentences
+from nlp_models.headline.trim import trimmed_lead
 from nlp_models.headline.wholewords import WholeWords
 from nlp_models.language import resolve_language
 from training.headline.data import Pair, first_sentence_with, read_pairs, split_lead
@@ -35,7 +37,7 @@ from training.headline.metrics import (
     rouge_per_article,
     success_rate,
 )
-from training.headline.quality import degenerate_rate, unsupported_rate, vocabulary_from_files
+from training.headline.quality import degenerate_rate, unsupported_rates, vocabulary_from_files
 from training.paths import data_dir
 from training.repository import shipped
 
@@ -108,7 +110,7 @@ def quality(pairs: list[Pair], predictions: list[str], lang: str,
                 f.write(json.dumps({"article_id": p.id, "reference": p.headline,
                                     "generated": generated}, ensure_ascii=False) + "\n")
     articles = [p.article for p in pairs]
-    measures = {"unsupported": unsupported_rate(predictions, articles, lang)}
+    measures = unsupported_rates(predictions, articles, lang)
     if known and not train_data:
         vocab = set(known)
     else:
@@ -180,10 +182,12 @@ def evaluate_constrained(data: str, strategy: str, model: str | None = None, bea
 
 
 LEAD_WORDS = 8  # English: issue 20's "first eight words of the article"
+DATELINE_LEAD_WORDS = 15  # issue 47: "first 15 words after the dateline"
 
 
 def evaluate_lead(data: str, lang: str | None = None) -> dict:
-    """Lead-1 (the paper's First sentence) and, for English, the first eight words."""
+    """Lead-1 (the paper's First sentence) and, for English, the first eight words and the
+    first fifteen after the dateline, and the lead trimmed to a headline (trim.py)."""
     pairs = read_pairs(data)
     lang = data_language(pairs, lang)
     references = [p.headline for p in pairs]
@@ -197,6 +201,9 @@ def evaluate_lead(data: str, lang: str | None = None) -> dict:
     if lang == "en":
         result["lead_8_words"] = scores([" ".join(p.article.split()[:LEAD_WORDS])
                                          for p in pairs])
+        result["lead_15_words_after_dateline"] = scores(
+            [" ".join(without_dateline(p.article).split()[:DATELINE_LEAD_WORDS]) for p in pairs])
+        result["trimmed_lead"] = scores([trimmed_lead(p.article) for p in pairs])
     best = [best_sentence(p, lang) for p in pairs]
     result["sentence_oracle"] = {**scores([s for s, _ in best]),
                                  "first_sentence_share": round(

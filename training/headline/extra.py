@@ -294,6 +294,33 @@ def _row(id_: str, source: str, register: str, date: str, headline: str, article
             "date": date, **extra}
 
 
+def clean_en(name: str, r: dict, counts: Counts,
+             counted_as: str | None = None) -> tuple[str, str, str | None] | None:
+    """One raw English pair of source `name` made a training pair by the rules above:
+    (headline, article, the ALL-CAPS original of a truecased headline or None), or None with
+    the reason counted (under `counted_as`, default `name`). No duplicate check: that is the
+    caller's."""
+    counted = counted_as or name
+    article = normalise_text(r.get("article") or "", "en")
+    headline, kicker = strip_kicker(normalise_headline(r.get("headline") or ""))
+    if kicker:
+        counts.add(counted, "kicker_removed")
+    if RESERVED.search(r.get("source", "")) or RESERVED.search(r.get("id", "")):
+        counts.add(counted, "dropped_reserved_source")
+        return None
+    if name == "senate" and _DATELINE.match(headline):
+        counts.add(counted, "dropped_senate_dateline")
+        return None
+    if reason := _filter(headline, article, "en"):
+        counts.add(counted, f"dropped_{reason}")
+        return None
+    orig = None
+    if name == "senate" and is_all_caps(headline):
+        orig, headline = headline, truecase(headline, article)
+        counts.add(counted, "truecased")
+    return headline, article, orig
+
+
 def convert_en(extra: Path, existing: Path, counts: Counts, log=print) -> tuple[list, list]:
     heads, arts = existing_keys(existing)
     seen: set[tuple[str, str]] = set()
@@ -303,24 +330,9 @@ def convert_en(extra: Path, existing: Path, counts: Counts, log=print) -> tuple[
             counts.add(name, "read")
             if i and i % 20000 == 0:
                 log(f"en/{name}: {i} read", file=sys.stderr, flush=True)
-            article = normalise_text(r.get("article") or "", "en")
-            headline, kicker = strip_kicker(normalise_headline(r.get("headline") or ""))
-            if kicker:
-                counts.add(name, "kicker_removed")
-            orig = None
-            if RESERVED.search(r.get("source", "")) or RESERVED.search(r.get("id", "")):
-                counts.add(name, "dropped_reserved_source")
+            if (cleaned := clean_en(name, r, counts)) is None:
                 continue
-            if name == "senate" and _DATELINE.match(headline):
-                counts.add(name, "dropped_senate_dateline")
-                continue
-            reason = _filter(headline, article, "en")
-            if reason:
-                counts.add(name, f"dropped_{reason}")
-                continue
-            if name == "senate" and is_all_caps(headline):
-                orig, headline = headline, truecase(headline, article)
-                counts.add(name, "truecased")
+            headline, article, orig = cleaned
             if not is_new(headline, article, seen, heads, arts, counts, name):
                 continue
             phrase, verbatim = choose_phrase_en(headline, article)

@@ -11,11 +11,12 @@ from nlp_models.headline.lead import LeadRule
 from training.provenance import write_derived
 
 
-def set_lead(checkpoint: str, margin: float, length_bonus: float, out: str) -> dict:
+def set_lead(checkpoint: str, margin: float, length_bonus: float, out: str,
+             spans: str = "clauses", target: int = 12) -> dict:
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
     if state["lang"] != "en" or state["kind"] != "generator":
         raise SystemExit(f"{checkpoint} is a {state['lang']} {state['kind']} checkpoint; the "
                          "lead rule serves English full headlines")
-    rule = LeadRule(margin, length_bonus)
+    rule = LeadRule(margin, length_bonus, spans, target)
     path = write_derived(checkpoint, out, state, {"lead": rule.to_state()}, lead=rule.to_state())
     return {"checkpoint": str(path), "lead": rule.to_state()}

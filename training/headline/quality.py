@@ -19,19 +19,9 @@ Both are shares of headlines (0..1, 4 places); deterministic; no model, only rul
   decoding rule against repeats uses — or one character three times in a row ("辞辞辞");
 * fewer than 3 words (English) / 4 characters (Chinese, the data's minimum headline).
 
-**unsupported** — the headline names something the article does not:
-
-* English: (a) numbers — digit runs with their decimal point or thousands commas
-  ("1,000" = "1000", "1.5"; "10-year" and "4th" give 10 and 4), matched exactly; (b)
-  dotted abbreviations ("U.S.", "U.N."), supported by the same letters with or without dots
-  in the article; (c) capitalised words other than the headline's first word and stop
-  words ("Trump", "Helsinki"). Each must occur in the article as a whole word,
-  case-insensitively. In a Title-Case headline (every word of 4+ letters capitalised) only
-  (a), (b) and words with a capital after the first letter or in all capitals ("McCain",
-  "NASA") count, since every word is capitalised there.
-* Chinese: (a) ASCII digit runs with a decimal point (full-width digits folded); (b)
-  names: jieba (already a dependency) part-of-speech `nr` (person), `ns` (place), `nt`
-  (organisation) words of 2+ characters. Each must occur verbatim in the article.
+**unsupported** — the headline states a number (with its unit) or a name the article lacks:
+the rules of `nlp_models/headline/faithful.py`, which serving applies too. Reported as
+`unsupported` (either), `unsupported_number` and `unsupported_name`.
 """
 
 from __future__ import annotations
@@ -47,28 +37,16 @@ from pathlib import Path
 import torch
 from rouge_score.tokenizers import DefaultTokenizer
 
+from nlp_models.headline.faithful import fold, unsupported_names, unsupported_numbers
 from nlp_models.headline.wholewords import glued, shaped, token_core
 
 _TOK = DefaultTokenizer(use_stemmer=False)
-_EN_TOKEN = re.compile(r"(?:[A-Za-z]\.){2,}|[A-Za-z0-9]+(?:[,.'\u2019&-][A-Za-z0-9]+)*")
-_STOP = frozenset(
-    "a an the of in on at to for and or but nor by with from as is are was were be been "
-    "it its he she they we you i his her their our my your this that these those after "
-    "before over under into onto up down out off new says say said will would can could "
-    "not no yes how why what when where who which amid vs".split())
-_ZH_NAME_TAGS = ("nr", "ns", "nt")
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-
 
 def words(text: str, lang: str) -> list[str]:
     """English: rouge-score tokens; Chinese: CJK characters and ASCII alphanumeric runs."""
     if lang == "zh":
-        return re.findall(r"[\u4e00-\u9fff]|[A-Za-z0-9]+", _fold(text))
+        return re.findall(r"[\u4e00-\u9fff]|[A-Za-z0-9]+", fold(text))
     return _TOK.tokenize(text)
-
-
-def _fold(text: str) -> str:
-    return unicodedata.normalize("NFKC", text)
 
 
 def training_vocabulary(texts: Iterable[str], lang: str, min_count: int = 1) -> frozenset[str]:
@@ -108,7 +86,7 @@ def degenerate_reasons(headline: str, article: str, vocab: frozenset[str],
         # a CJK character, or a run of digits and Latin letters ("2018MAMusiards" glued
         # from 2018MAMA and Music Awards), that neither the article nor training text has
         unknown = any(t not in known for t in tokens)
-        chars = "".join(c for c in _fold(headline)
+        chars = "".join(c for c in fold(headline)
                         if not c.isspace() and not unicodedata.category(c).startswith("P"))
         trigrams = Counter(chars[i:i + 3] for i in range(len(chars) - 2))
         repeated = (any(n > 1 for n in trigrams.values())
@@ -129,73 +107,6 @@ def degenerate_reasons(headline: str, article: str, vocab: frozenset[str],
     return reasons
 
 
-def numbers(text: str) -> list[str]:
-    return [n.replace(",", "") for n in _NUMBER.findall(text)]
-
-
-def _title_case(tokens: list[str]) -> bool:
-    long = [t for t in tokens if len(t) >= 4 and t[0].isalpha()]
-    return bool(long) and all(t[0].isupper() for t in long)
-
-
-def _strong_name(token: str) -> bool:
-    """All capitals (2+ letters) or a capital after the first letter: McCain, NASA, iPhone."""
-    letters = [c for c in token if c.isalpha()]
-    return (len(letters) >= 2 and all(c.isupper() for c in letters)) or any(
-        c.isupper() for c in token[1:])
-
-
-def entities_en(headline: str) -> list[str]:
-    """Numbers, dotted abbreviations and capitalised words of an English headline (see the
-    module docstring), in order."""
-    tokens = _EN_TOKEN.findall(headline)
-    title = _title_case(tokens)
-    out = []
-    for i, t in enumerate(tokens):
-        if any(c.isdigit() for c in t):
-            out += numbers(t)
-        elif re.fullmatch(r"(?:[A-Za-z]\.){2,}", t):
-            out.append(t)
-        elif t[0].isupper() and t.lower() not in _STOP:
-            if title:
-                if _strong_name(t):
-                    out.append(t)
-            elif i > 0 or _strong_name(t):
-                out.append(t)
-    return out
-
-
-def _in_article_en(entity: str, article: str) -> bool:
-    if re.fullmatch(r"(?:[A-Za-z]\.){2,}", entity):
-        bare = entity.replace(".", "")
-        return (re.search(r"(?<![\w.])" + re.escape(entity), article, re.IGNORECASE) is not None
-                or re.search(r"(?<!\w)" + re.escape(bare) + r"(?!\w)", article) is not None)
-    if entity[:1].isdigit():
-        return entity in set(numbers(article))
-    return re.search(r"(?<!\w)" + re.escape(entity) + r"(?!\w)", article,
-                     re.IGNORECASE) is not None
-
-
-def entities_zh(headline: str) -> list[str]:
-    import jieba.posseg
-
-    text = _fold(headline)
-    out = re.findall(r"[0-9]+(?:\.[0-9]+)?", text)
-    out += [p.word for p in jieba.posseg.cut(text)
-            if p.flag in _ZH_NAME_TAGS and len(p.word) >= 2]
-    return out
-
-
-def unsupported_entities(headline: str, article: str, lang: str) -> list[str]:
-    """The headline's numbers / names / places that the article does not contain."""
-    if lang == "zh":
-        folded = _fold(article)
-        digits = set(re.findall(r"[0-9]+(?:\.[0-9]+)?", folded))
-        return [e for e in entities_zh(headline)
-                if (e not in digits if e[:1].isdigit() else e not in folded)]
-    return [e for e in entities_en(headline) if not _in_article_en(e, article)]
-
-
 def degenerate_rate(headlines: Sequence[str], articles: Sequence[str], vocab: frozenset[str],
                     lang: str) -> float:
     bad = sum(bool(degenerate_reasons(h, a, vocab, lang))
@@ -203,10 +114,16 @@ def degenerate_rate(headlines: Sequence[str], articles: Sequence[str], vocab: fr
     return round(bad / max(len(headlines), 1), 4)
 
 
-def unsupported_rate(headlines: Sequence[str], articles: Sequence[str], lang: str) -> float:
-    bad = sum(bool(unsupported_entities(h, a, lang))
-              for h, a in zip(headlines, articles, strict=True))
-    return round(bad / max(len(headlines), 1), 4)
+def unsupported_rates(headlines: Sequence[str], articles: Sequence[str],
+                      lang: str) -> dict[str, float]:
+    """Shares of headlines with an unsupported number or name, a number, a name."""
+    n = max(len(headlines), 1)
+    numbers = [bool(unsupported_numbers(h, a)) for h, a in zip(headlines, articles, strict=True)]
+    names = [bool(unsupported_names(h, a, lang))
+             for h, a in zip(headlines, articles, strict=True)]
+    return {"unsupported": round(sum(map(any, zip(numbers, names, strict=True))) / n, 4),
+            "unsupported_number": round(sum(numbers) / n, 4),
+            "unsupported_name": round(sum(names) / n, 4)}
 
 
 def add_word_list(checkpoint: str | Path, out: str | Path,

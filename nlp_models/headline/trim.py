@@ -1,0 +1,136 @@
+"""The article's lead trimmed to a headline: Hedge Trimmer's idea (Dorr, Zajic and Schwartz,
+2003) with rules instead of a parser.
+
+A newsroom's headline is usually its lead sentence, compressed: "A Harvey, Illinois, man was
+sentenced to 63 months in prison today for his role in a stolen identity refund scheme"
+becomes "Harvey, Illinois, man sentenced to 63 months in prison for role in stolen identity
+refund scheme". The steps, in Hedge Trimmer's order, each on the first sentence after the
+dateline or byline:
+
+1. drop what is never a headline's: parenthetical asides "(R-Maine)", appositives between
+   commas that start with an age, a determiner or who/which ("Paul Carter, 47, of ..."), time
+   expressions ("today", "on Friday, Feb. 2,", "this morning", "last week");
+2. drop determiners (a, an, the) and the auxiliaries of a passive or perfect verb ("was
+   sentenced" -> "sentenced", "has announced" -> "announced");
+3. while the result is longer than `target` words, cut its last clause: at the last comma,
+   semicolon or dash, else before the last subordinating word (that, which, who, because,
+   after, when, while, as, for, in, on, at, with, by) beyond the first `MIN_WORDS` words.
+
+Everything left is the article's own words in its own order, so a trimmed lead states no
+number or name the article lacks.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nlp_models.headline.lead import first_sentence
+from nlp_models.headline.sentences import sentences
+
+MIN_WORDS = 5  # a trim never cuts the result below this many words
+TARGET_WORDS = 12
+
+_PARENS = re.compile(r"\s*\([^()]{0,80}\)")
+_APPOSITIVE = re.compile(
+    r",\s+(?:\d{1,3}|(?:a|an|the|who|which|whose|now|formerly|also)\b[^,;]{0,80}?),(?=\s)",
+    re.IGNORECASE)
+_DAYS = r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
+_MONTHS = (r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?")
+_TIME = re.compile(
+    rf",?\s+(?:on\s+)?{_DAYS}(?:,?\s+{_MONTHS}\s+\d{{1,2}}(?:,\s*\d{{4}})?)?,?(?=[\s.,;]|$)"
+    rf"|,?\s+(?:on\s+)?{_MONTHS}\s+\d{{1,2}}(?:,\s*\d{{4}})?,?(?=[\s.,;]|$)"
+    r"|\s+(?:today|yesterday|tonight|this (?:morning|afternoon|evening|week|month|year)"
+    r"|last (?:night|week|month|year)|earlier this (?:week|month|year))\b",
+    re.IGNORECASE)
+_DETERMINER = re.compile(r"\b(?:a|an|the)\s+", re.IGNORECASE)
+_AUXILIARY = re.compile(
+    r"\b(?:is|are|was|were|has|have|had)(?:\s+been)?\s+(?=\w+(?:ed|en|wn|ung|ught|id)\b)",
+    re.IGNORECASE)
+_CLAUSE_MARK = re.compile(r"\s*(?:[,;:]|\s--|\s[—–])\s*")
+_SUBORDINATE = frozenset("that which who because after when while as for in on at with by "
+                         "from to".split())
+
+
+def _tidy(text: str) -> str:
+    text = re.sub(r"\s+([,;:.])", r"\1", " ".join(text.split()))
+    return text.strip(" ,;:-—–.")
+
+
+def compress(sentence: str) -> str:
+    """Steps 1 and 2: asides, time expressions, determiners and auxiliaries dropped."""
+    text = _PARENS.sub("", sentence)
+    text = _APPOSITIVE.sub("", text)
+    text = _TIME.sub("", text)
+    text = _AUXILIARY.sub("", text)
+    text = _DETERMINER.sub("", text)
+    text = _tidy(text)
+    return text[:1].upper() + text[1:]
+
+
+def shorten(text: str, target: int = TARGET_WORDS) -> str:
+    """Step 3: cut trailing clauses until at most `target` words (or no cut is left)."""
+    words = text.split()
+    while len(words) > target:
+        cut = _last_cut(words)
+        if cut is None:
+            break
+        words = words[:cut]
+    return _tidy(" ".join(words))
+
+
+def _last_cut(words: list[str]) -> int | None:
+    """Where the last clause starts: after the last word ending in a clause mark, else at
+    the last subordinating word; never inside the first MIN_WORDS words."""
+    for i in range(len(words) - 1, MIN_WORDS - 1, -1):
+        if words[i - 1][-1:] in ",;:" or words[i] in ("--", "—", "–"):
+            return i
+    for i in range(len(words) - 1, MIN_WORDS - 1, -1):
+        if words[i].lower() in _SUBORDINATE:
+            return i
+    return None
+
+
+def trimmed_lead(article: str, target: int = TARGET_WORDS) -> str:
+    """The article's lead trimmed to at most about `target` words ("" for no lead)."""
+    lead = first_sentence(article.strip())
+    return shorten(compress(lead), target) if lead else ""
+
+
+ZH_MAX_CHARS = 30  # a Chinese fallback headline: the lead's clauses up to this many characters
+_ZH_CLAUSE = re.compile(r"(?<=[，；：、])")
+
+
+def _zh_lead(text: str) -> str:
+    """The first clauses of a Chinese sentence, up to ZH_MAX_CHARS characters."""
+    out = ""
+    for clause in _ZH_CLAUSE.split(text.strip()):
+        if out and len(out) + len(clause) > ZH_MAX_CHARS:
+            break
+        out += clause
+    return out[:ZH_MAX_CHARS].rstrip("，；：、。")
+
+
+def fallback_headline(article: str, lang: str) -> str:
+    """The headline served when every generated one states something the article lacks:
+    the article's own lead, trimmed (English) or its first clauses (Chinese)."""
+    if lang == "en":
+        return trimmed_lead(article)
+    found = sentences(article, lang)
+    return _zh_lead(found[0]) if found else ""
+
+
+def fallback_with_phrase(article: str, phrase: str, lang: str) -> str:
+    """The constrained fallback: the article's first sentence holding the phrase, trimmed
+    while the phrase stays in it; without one, the phrase before the fallback headline."""
+    for sentence in sentences(article, lang):
+        if phrase in sentence:
+            if lang == "zh":
+                start = max(0, sentence.index(phrase) - ZH_MAX_CHARS // 2)
+                return sentence[start:start + ZH_MAX_CHARS].rstrip("，；：、。")
+            compressed = compress(sentence)
+            short = shorten(compressed)
+            return short if phrase in short else (compressed if phrase in compressed
+                                                  else sentence)
+    joiner = "：" if lang == "zh" else ": "
+    rest = fallback_headline(article, lang)
+    return f"{phrase}{joiner}{rest}" if rest else phrase

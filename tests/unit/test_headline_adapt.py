@@ -1,0 +1,68 @@
+"""`python -m training adapt` (training/headline/adapt.py) on a tiny untrained generator: time
+order, the held-out newest pairs, and a checkpoint that keeps the serving rules."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
+from nlp_models.headline.predictor import HeadlinePredictor, save_checkpoint
+from nlp_models.headline.vocab import SubwordVocab
+from training.headline.adapt import AdaptOptions, adapt, split_holdout, time_ordered
+
+ARTICLES = ["Toyota Motor Corp said it would recall cars in Japan to fix brakes.",
+            "The central bank raised interest rates by a quarter point on Tuesday.",
+            "Shares of the company rose after it reported higher quarterly profit."]
+
+
+def rows(n: int) -> list[dict]:
+    return [{"id": f"a{i}", "article": ARTICLES[i % 3], "headline": ARTICLES[i % 3][:30],
+             "date": f"2020-01-{1 + i // 24:02d}T{i % 24:02d}:00:00"} for i in range(n)]
+
+
+def test_pairs_are_put_in_time_order_and_the_newest_are_held_out():
+    shuffled = list(reversed(rows(200)))
+    ordered = time_ordered(shuffled)
+    assert [r["date"] for r in ordered] == sorted(r["date"] for r in shuffled)
+    train, held = split_holdout(ordered, 0.1)
+    assert len(held) == 50  # at least HOLDOUT_MIN
+    assert max(r["date"] for r in train) <= min(r["date"] for r in held)
+
+
+def test_an_archive_too_small_to_hold_out_from_is_refused():
+    with pytest.raises(SystemExit, match="at least 150"):
+        split_holdout(rows(100), 0.1)
+
+
+@pytest.fixture
+def base(tmp_path):
+    torch.manual_seed(0)
+    vocab = SubwordVocab.build(ARTICLES * 10, size=200)
+    model = HeadlineGenerator(HeadlineConfig(len(vocab), variant="xl-cc", d_model=32, n_heads=2,
+                                             enc_layers=1, dec_layers=1, d_ff=64, segment_len=16,
+                                             mem_len=16, max_source=64, max_target=24))
+    path = tmp_path / "base.pt"
+    save_checkpoint(path, model, vocab, "en", "generator",
+                    {"run": "base", "whole_words": ["toyota"], "length_penalty": 1.5,
+                     "lead": {"margin": 0.75, "length_bonus": 1.5}})
+    return path
+
+
+def test_adapting_writes_a_checkpoint_with_the_serving_rules_and_its_record(base, tmp_path):
+    out = tmp_path / "adapted"
+    result = adapt("headline", list(reversed(rows(150))), out, "en",
+                   AdaptOptions(minutes=0.5, epochs=1, mix=0.0), base=str(base),
+                   data_files=[], origin={"data": "fixture"})
+    state = torch.load(out / "best.pt", weights_only=False)
+    meta = state["meta"]
+    assert meta["length_penalty"] == 1.5 and meta["lead"]["margin"] == 0.75
+    assert "toyota" in meta["whole_words"] and "quarterly" in meta["whole_words"]
+    assert meta["adapted"]["pairs"] == 100 and meta["adapted"]["holdout_pairs"] == 50
+    held = [json.loads(line) for line in open(out / "holdout.jsonl")]
+    assert [r["id"] for r in held] == [r["id"] for r in rows(150)[-50:]]
+    assert result["checkpoint"] == str(out / "best.pt")
+    assert (out / "run.json").exists() and (out / "log.jsonl").exists()
+    assert HeadlinePredictor.load(out / "best.pt").headlines(ARTICLES[:1], beam=2)[0].candidates

@@ -1,0 +1,98 @@
+"""A headline states only numbers (with their units) and names its article has
+(nlp_models/headline/faithful.py): the rule serving filters candidates with."""
+
+from nlp_models.headline.faithful import unsupported, unsupported_names, unsupported_numbers
+
+BRITISH = ("The Prime Minister told Parliament on Tuesday that the government would raise "
+           "the minimum wage by 40 pence from April, a move welcomed by unions in London.")
+ZH_ARTICLE = "国务院总理李克强12日在北京主持召开国务院常务会议，部署稳就业工作。"
+
+
+def test_a_number_the_article_has_without_the_unit_is_unsupported():
+    article = "German unemployment rose by 7,000 in May, the labour office said."
+    assert unsupported_numbers("German unemployment rose 7,000% in May", article) == ["7000%"]
+    assert unsupported_numbers("German unemployment rises by 7,000", article) == []
+
+
+def test_units_match_in_any_spelling():
+    article = "Profit rose 12 percent to $1.5 billion, and 3 mln shares were sold."
+    assert unsupported_numbers("Profit up 12% to $1.5bn; 3m shares sold", article) == []
+    assert unsupported_numbers("Profit up 12 pct", article) == []
+    assert unsupported_numbers("Profit up 1.5%", article) == ["1.5%"]
+
+
+def test_numbers_are_digit_runs_matched_exactly():
+    article = "The company sold 1,000 shares of 10-year notes at 1.5 pct in the 4th quarter."
+    assert unsupported("Company sells 1000 shares of 10-year notes", article, "en") == []
+    assert unsupported("Company sells 100 notes at 1.5 pct", article, "en") == ["100"]
+
+
+def test_a_number_word_of_the_article_supports_its_digits():
+    article = "Four men were charged on Monday with stealing cars."
+    assert unsupported_numbers("4 men charged with car theft", article) == []
+    assert unsupported_numbers("5 men charged with car theft", article) == ["5"]
+
+
+def test_chinese_numbers_keep_their_units():
+    article = "沪指今日涨1.39%，成交额达3200亿元，收复10日均线。"
+    assert unsupported_numbers("沪指涨1.39%收复10日线", article) == []
+    assert unsupported_numbers("沪指涨1.3%", article) == ["1.3%"]
+    assert unsupported_numbers("成交额3200万元", article) == ["3200万"]
+    assert unsupported_numbers("成交额３２００亿", article) == []  # full-width digits
+
+
+def test_us_in_a_british_article_is_unsupported():
+    assert unsupported_names("U.S. to raise minimum wage", BRITISH, "en") == ["U.S."]
+    # "us" the pronoun does not support "U.S."
+    assert unsupported_names("U.S. to raise wage", "Join us in London today.", "en") == ["U.S."]
+
+
+def test_copied_names_and_numbers_are_supported_case_insensitively():
+    assert unsupported("Government to raise wage by 40 pence, London unions say", BRITISH,
+                       "en") == []
+    assert unsupported("Unions in LONDON welcome rise", BRITISH, "en") == []
+
+
+def test_absent_names_and_numbers_are_unsupported():
+    assert unsupported("Minister tells Congress wage rises by 50 pence", BRITISH,
+                       "en") == ["50", "Congress"]
+
+
+def test_title_case_headlines_only_count_numbers_and_strong_names():
+    # every word is capitalised: "Welcome" and "Rise" are not names, NASA is
+    assert unsupported("Unions Welcome Wage Rise", BRITISH, "en") == []
+    assert unsupported("Unions Welcome NASA Wage Rise", BRITISH, "en") == ["NASA"]
+
+
+def test_chinese_unsupported_names_and_digits():
+    assert unsupported("李克强主持召开国务院常务会议", ZH_ARTICLE, "zh") == []
+    assert unsupported("李克强13日在上海部署稳就业", ZH_ARTICLE, "zh") == ["13", "上海"]
+
+
+def test_the_predictor_withholds_unfaithful_candidates_and_else_serves_the_trimmed_lead(
+        monkeypatch):
+    import torch
+
+    from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
+    from nlp_models.headline.predictor import HeadlinePredictor
+    from nlp_models.headline.trim import trimmed_lead
+    from nlp_models.headline.vocab import SubwordVocab
+
+    article = ("A Harvey, Illinois, man was sentenced to 63 months in prison today for his "
+               "role in a stolen identity refund scheme.")
+    torch.manual_seed(0)
+    vocab = SubwordVocab.build([article] * 5, size=120)
+    model = HeadlineGenerator(HeadlineConfig(len(vocab), variant="xl-cc", d_model=32,
+                                             n_heads=2, enc_layers=1, dec_layers=1, d_ff=64,
+                                             segment_len=16, mem_len=16, max_source=64,
+                                             max_target=24)).eval()
+    predictor = HeadlinePredictor(model, vocab, "en", "generator")
+    generated = [("Harvey man gets 63% more prison", -1.0), ("Man from Chicago sentenced", -1.5),
+                 ("Harvey man sentenced to 63 months", -2.0)]
+    monkeypatch.setattr(predictor, "_search", lambda batch, texts, beam, n: [generated])
+    (out,) = predictor.headlines([article], beam=3, n_best=3)
+    assert out.candidates == [("Harvey man sentenced to 63 months", -2.0)]
+
+    generated[2] = ("Harvey man sentenced to 36 months", -2.0)
+    (out,) = predictor.headlines([article], beam=3, n_best=3)
+    assert [text for text, _ in out.candidates] == [trimmed_lead(article)]
