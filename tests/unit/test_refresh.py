@@ -42,6 +42,16 @@ def test_gate_refuses_a_rise_in_a_safety_measure_even_with_a_better_primary_metr
     assert failure.startswith("dev: degenerate 0.0500 is above")
 
 
+def test_an_adapted_model_may_lose_a_little_on_the_generic_sets_but_not_on_its_newsroom():
+    generic = scores(0.280, 0.300)["dev"]
+    both = {"newsroom holdout[:200]": scores(0.350, 0.300)["dev"], "dev": generic}
+    assert judge(RULE, both, widened=frozenset({"dev"})) == []  # -0.02 within 0.03
+    assert judge(RULE, both) != []  # an unadapted candidate gets the usual tolerance
+    worse = {**both, "dev": scores(0.260, 0.300)["dev"]}
+    (failure,) = judge(RULE, worse, widened=frozenset({"dev"}))
+    assert "by more than 0.03" in failure
+
+
 def test_the_hashtag_gate_decodes_as_triton_serves() -> None:
     config = (REPO_ROOT / "model_repository" / "hashtag_generator" / "config.pbtxt").read_text()
     for key, value in (("beam", SERVED_BEAM), ("n_best", SERVED_N_BEST)):
