@@ -272,15 +272,16 @@ class PipelineRun:
         finally:
             es.close()
 
-    def sources(self, fields: Sequence[str]) -> dict[str, dict]:
-        """``_id`` -> the requested ``_source`` fields of every document of the run."""
+    def sources(self, fields: Sequence[str], pattern: str = "") -> dict[str, dict]:
+        """``_id`` -> the requested ``_source`` fields of every document of the run in the
+        post indices (or ``pattern``)."""
         from elasticsearch.helpers import scan
 
+        pattern = pattern or self.index_pattern
         es = make_client(self.config.servers.es_url)
         try:
-            es.indices.refresh(index=self.index_pattern, allow_no_indices=True,
-                               ignore_unavailable=True)
-            hits = scan(es, index=self.index_pattern, query={"query": {"match_all": {}}},
+            es.indices.refresh(index=pattern, allow_no_indices=True, ignore_unavailable=True)
+            hits = scan(es, index=pattern, query={"query": {"match_all": {}}},
                         _source=list(fields), ignore_unavailable=True)
             return {hit["_id"]: hit.get("_source", {}) for hit in hits}
         finally:

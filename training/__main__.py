@@ -7,7 +7,7 @@
     python -m training data pos --out data/pos --ewt UD_English-EWT --gum UD_English-GUM
     python -m training data headline-sina --sina SINA_CHECKOUT --out data/headline
     python -m training data headline-portal --portal PORTAL_CHECKOUT --out data/headline
-    python -m training data headline-newsrooms --out data/newsrooms
+    python -m training data headline-newsrooms --out data/newsrooms [--sina SINA_CHECKOUT]
     python -m training data pos-pseudo --teacher A.pt --teacher B.pt --out data/pos/pseudo
         [--tweets 8000] [--tagset ptb|ark]
     python -m training train hashtag --config training/configs/hashtag_en.toml
@@ -334,7 +334,7 @@ def main(argv: list[str] | None = None) -> None:
             from training.headline.newsrooms import build as build_newsrooms
             from training.paths import data_dir
 
-            print(json.dumps(build_newsrooms(data_dir(), Path(args.out))))
+            print(json.dumps(build_newsrooms(data_dir(), Path(args.out), sina=args.sina)))
         elif args.task == "headline-portal":
             from training.headline.portal import build as build_portal
             from training.paths import data_dir

@@ -21,7 +21,8 @@ Test sets (reported in the model card, never used to decide) follow the same pat
 
 An adapted headline generator (``python -m training adapt``) is judged first on its
 newsroom's newest pairs, held out of the adaptation (``newsroom holdout``, the usual
-tolerance), then on the default sets with ``Rule.adapted_tolerance``; the card records both.
+tolerance), then on the default sets (or ``--gate-data``) with ``Rule.adapted_tolerance``;
+the card records both.
 """
 
 from __future__ import annotations

@@ -122,7 +122,7 @@ def _publish(spec: ModelSpec, mdir: ModelDir, checkpoint: Path, options: Options
     if served is not None:
         _check_same_kind(spec, candidate.signature, served)
     scores = _gate_scores(spec, candidate, checkpoint, served, options)
-    newsroom = NEWSROOM_SET if candidate.holdout and not options.gate_data else None
+    newsroom = NEWSROOM_SET if candidate.holdout else None
     widened = frozenset(name for name in scores if newsroom and not name.startswith(newsroom))
     failures = judge(spec.rule, scores, widened)
     result["gate"] = {"primary": spec.rule.primary, "tolerance": spec.rule.tolerance,
@@ -297,7 +297,7 @@ def _gate_scores(spec: ModelSpec, candidate: Checkpoint, checkpoint: Path,
                  served: Path | None, options: Options) -> dict:
     sets = [GateSet(s.name, s.path, s.option or candidate.lang or "")
             for s in options.gate_data] or spec.sets(candidate.lang, "dev")
-    if candidate.holdout and not options.gate_data:  # adapted: its newsroom first
+    if candidate.holdout:  # adapted: its newsroom first, then the generic (or given) sets
         sets = [GateSet(NEWSROOM_SET, candidate.holdout, candidate.lang or ""), *sets]
     if not sets:
         raise PublishError(f"no gate data for {spec.name} on this machine (the shared "

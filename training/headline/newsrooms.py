@@ -17,16 +17,23 @@ trained on the AllSides news register only):
   writes in one house style; all senators together would not);
 * `fakehealth`: health news of many outlets, 2009-2018. Weaker: the served generator's
   checkpoints were *selected* on 300 FakeHealth pairs (never trained on them).
+
+Chinese newsroom (with `--sina SINA`, the checkout `python -m training data headline-sina`
+reads): `sina`, Sina news of October-November 2018. Its items carry no date, so not time
+order: `test` is the 600 items of `unseen_sina.jsonl` (the Chinese unseen-source test set
+of the model docs) and `archive` `--archive` of the others, drawn with the same seed.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import sys
 from pathlib import Path
 
 from training.headline.extra import (
     EN_FILES,
+    SEED,
     Counts,
     choose_phrase_en,
     clean_en,
@@ -81,9 +88,31 @@ def split(rows: list[dict], archive: int, test: int) -> tuple[list[dict], list[d
     return rows[max(0, cut - archive):cut], rows[cut:]
 
 
-def build(data: Path, out: Path, archive: int = ARCHIVE, test: int = TEST) -> dict:
+def sina_split(sina: Path, data: Path, archive: int,
+               counts: Counts) -> tuple[list[dict], list[dict]]:
+    """(archive, test) of the Sina newsroom: test = sina.py's sample, archive drawn from
+    the rest."""
+    from training.headline import sina as sina_source
+
+    rows = sina_source.convert(sina, data / "headline" / "zh", counts)
+    sample = set(sina_source.sample_indices(len(rows)))
+    test = [{**rows[i], "id": f"zh-sina-{n:04d}", "source": "sina"}
+            for n, i in enumerate(sorted(sample))]
+    rest = [i for i in range(len(rows)) if i not in sample]
+    drawn = sorted(random.Random(SEED).sample(rest, min(archive, len(rest))))
+    older = [{**rows[i], "id": f"zh-sina-archive-{i:05d}", "source": "sina"} for i in drawn]
+    return older, test
+
+
+def build(data: Path, out: Path, archive: int = ARCHIVE, test: int = TEST,
+          sina: Path | None = None) -> dict:
     counts = Counts()
     result: dict = {}
+    if sina is not None:
+        older, newest = sina_split(sina, data, archive, counts)
+        write_jsonl(out / "sina" / "archive.jsonl", older)
+        write_jsonl(out / "sina" / "test.jsonl", newest)
+        result["sina"] = {"archive": len(older), "test": len(newest)}
     for newsroom in EN_NEWSROOMS:
         print(f"{newsroom}: reading", file=sys.stderr, flush=True)
         older, newest = split(newsroom_rows(data / "extra", newsroom, counts), archive, test)

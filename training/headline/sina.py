@@ -76,6 +76,11 @@ def convert(sina: Path, existing: Path, counts: Counts) -> list[dict]:
     return rows
 
 
+def sample_indices(n: int) -> list[int]:
+    """Which of the `n` items that pass the rules are the test set (seeded, sorted)."""
+    return sorted(random.Random(SEED).sample(range(n), min(SIZE, n)))
+
+
 def build(sina: Path, data: Path, out: Path) -> dict:
     if not all((sina / c).is_dir() for c in CHANNELS):
         raise SystemExit(f"{sina} lacks the channel folders {CHANNELS}: check out commit "
@@ -83,7 +88,7 @@ def build(sina: Path, data: Path, out: Path) -> dict:
     counts = Counts()
     print(f"zh: reading {sina}", file=sys.stderr, flush=True)
     rows = convert(sina, data / "headline" / "zh", counts)
-    sample = sorted(random.Random(SEED).sample(range(len(rows)), min(SIZE, len(rows))))
+    sample = sample_indices(len(rows))
     chosen = [{**rows[i], "id": f"zh-sina-{n:04d}"} for n, i in enumerate(sample)]
     write_jsonl(out / "zh" / "unseen_sina.jsonl", chosen)
     result = {"unseen_sina": len(chosen), "passed_rules": len(rows),
