@@ -76,6 +76,26 @@ def wait_indexed(run: PipelineRun, ids: list[str], pattern: str, timeout: float,
     return found
 
 
+def print_agreement(run: PipelineRun, ids: list[str]) -> None:
+    """How often the suggested hashtags hit the author's own, per language, over the
+    replayed posts that carry hashtags (each suggested as if the author had written none)."""
+    from services.es.bulk import make_client
+
+    es = make_client(run.config.servers.es_url)
+    try:
+        body = {"size": 0, "query": {"bool": {"filter": [
+                    {"ids": {"values": ids}}, {"exists": {"field": "hashtag_agreement.hit1"}}]}},
+                "aggs": {"lang": {"terms": {"field": "hashtag_lang"}, "aggs": {
+                    "hit1": {"avg": {"field": "hashtag_agreement.hit1"}},
+                    "hit5": {"avg": {"field": "hashtag_agreement.hit5"}}}}}}
+        buckets = es.search(index=run.index_pattern, body=body)["aggregations"]["lang"]["buckets"]
+    finally:
+        es.close()
+    for b in buckets:
+        print(f"  hashtags vs the authors' own ({b['key']}, {b['doc_count']} posts with "
+              f"hashtags): hit@1 {b['hit1']['value']:.3f}, hit@5 {b['hit5']['value']:.3f}")
+
+
 def suggest_over_grpc(settings: Settings) -> None:
     """Start the headline API, make one Suggest call with the client CLI, stop the API."""
     log_path = settings.state_dir / "logs" / "demo-headline-api.log"
@@ -146,6 +166,8 @@ def main() -> None:
             found[kind] = wait_indexed(run, ids[kind], pattern, args.timeout, started)
             print(f"  {found[kind]} of {len(ids[kind])} {kind} processed and indexed "
                   f"in {time.monotonic() - began:.0f}s")
+
+        print_agreement(run, ids["posts"])
 
         banner("5. searching (python -m services.search ...)")
         for query in SEARCHES:
