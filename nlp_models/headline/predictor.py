@@ -220,7 +220,9 @@ class HeadlinePredictor:
     @torch.no_grad()
     def _encoded(self, sources: list[Source]) -> Iterator[Encoded]:
         """The articles in groups of similar length, each group read by the encoder once
-        (beam search and the picker's judge share it)."""
+        (beam search and the picker's judge share it). In eval mode: a model handed over by
+        a training loop is still in train mode, and dropout would blur the states."""
+        self.model.eval()
         for group in _batches([len(s.ids) for s in sources]):
             chunk = [sources[i] for i in group]
             memory, valid = self.model.encode(_pad([s.ids for s in chunk]))
