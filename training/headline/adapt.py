@@ -143,6 +143,8 @@ def adapt(task: str, rows: list[dict], out: str | Path, lang: str, opts: AdaptOp
     served_as = FULL_MODEL if task == "headline" else CONSTRAINED_MODEL
     base_path = Path(base) if base else shipped_checkpoint(lang, served_as)
     rows = with_phrases(time_ordered(rows), lang)
+    if task != "headline":  # a constrained model learns and is judged on pairs with a phrase
+        rows = [r for r in rows if r["phrase"]]
     train_rows, holdout = split_holdout(rows, opts.holdout)
     _write_jsonl(out / "holdout.jsonl", holdout)
     rng = random.Random(opts.seed)
