@@ -28,12 +28,12 @@ from pathlib import Path
 from elasticsearch import TransportError
 
 from deploy.process import stop_child
-from nlp_models.limits import MAX_RAW_BYTES
 from services.config import PipelineConfig, Topics
 from services.credentials import KafkaSecurity
 from services.es.bulk import make_client
 from services.es.template import template_name
 from services.kafka_topics import ensure_topics
+from services.limits import MAX_RAW_BYTES
 from services.pb import messages_pb2 as pb
 from services.settings import REPO_ROOT, Settings
 

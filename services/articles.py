@@ -20,13 +20,6 @@ from datetime import UTC, datetime
 from google.protobuf.message import DecodeError
 
 from nlp_models.contract import HeadlineResult
-from nlp_models.limits import (
-    MAX_NAME_CHARS,
-    MAX_PHRASE_CHARS,
-    MAX_PHRASES,
-    MAX_REQUIRED_PHRASES,
-    MAX_TITLE_CHARS,
-)
 from services import errors
 from services.fields import (
     check_id,
@@ -36,6 +29,13 @@ from services.fields import (
     check_timestamp,
     has_control,
     is_blank,
+)
+from services.limits import (
+    MAX_NAME_CHARS,
+    MAX_PHRASE_CHARS,
+    MAX_PHRASES,
+    MAX_REQUIRED_PHRASES,
+    MAX_TITLE_CHARS,
 )
 from services.pb import messages_pb2 as pb
 

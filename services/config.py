@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nlp_models.limits import DLQ_RETENTION_DAYS, MAX_ARTICLE_CHARS, MAX_POST_CHARS, MAX_RAW_BYTES
+from nlp_models.limits import MAX_ARTICLE_CHARS, MAX_POST_CHARS
+from services.limits import DLQ_RETENTION_DAYS, MAX_RAW_BYTES
 from services.settings import Settings
 
 

@@ -15,7 +15,8 @@ from datetime import UTC, datetime, timedelta
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from nlp_models.limits import (
+from services import errors
+from services.limits import (
     MAX_ATTRIBUTE_KEY_CHARS,
     MAX_ATTRIBUTE_VALUE_CHARS,
     MAX_ATTRIBUTES,
@@ -26,7 +27,6 @@ from nlp_models.limits import (
     MAX_LANG_CHARS,
     MAX_USER_HASHTAGS,
 )
-from services import errors
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 from kafka.errors import TopicAlreadyExistsError
 
-from nlp_models.limits import DLQ_RETENTION_DAYS
 from services.credentials import KafkaSecurity
+from services.limits import DLQ_RETENTION_DAYS
 
 log = logging.getLogger(__name__)
 

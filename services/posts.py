@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from google.protobuf.message import DecodeError
 
 from nlp_models.contract import HashtagResult, TagResult
-from nlp_models.limits import MAX_NAME_CHARS
 from services import errors
 from services.fields import (
     check_attributes,
@@ -27,6 +26,7 @@ from services.fields import (
     is_blank,
 )
 from services.hashtags import GENERATED, Suggestion
+from services.limits import MAX_NAME_CHARS
 from services.pb import messages_pb2 as pb
 
 

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 
-from nlp_models.limits import MAX_DLQ_KEY_BYTES, MAX_DLQ_VALUE_BYTES, MAX_REASON_CHARS
+from services.limits import MAX_DLQ_KEY_BYTES, MAX_DLQ_VALUE_BYTES, MAX_REASON_CHARS
 from services.pb import messages_pb2 as pb
 
 

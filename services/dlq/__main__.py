@@ -24,10 +24,10 @@ from datetime import UTC, datetime, timedelta
 
 from kafka import KafkaConsumer, KafkaProducer
 
-from nlp_models.limits import MAX_RAW_BYTES
 from services.config import PipelineConfig
 from services.credentials import KafkaSecurity
 from services.dlq import is_complete
+from services.limits import MAX_RAW_BYTES
 from services.pb import messages_pb2 as pb
 
 DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")

@@ -14,13 +14,8 @@ import unicodedata
 from dataclasses import dataclass
 
 from nlp_models.language import resolve_language
-from nlp_models.limits import (
-    MAX_ARTICLE_CHARS,
-    MAX_CANDIDATES,
-    MAX_LANG_CHARS,
-    MAX_PHRASE_CHARS,
-    MAX_PHRASES_PER_REQUEST,
-)
+from nlp_models.limits import MAX_ARTICLE_CHARS, MAX_CANDIDATES
+from services.limits import MAX_LANG_CHARS, MAX_PHRASE_CHARS, MAX_PHRASES_PER_REQUEST
 from services.pb import headline_api_pb2 as api
 
 DEFAULT_CANDIDATES = 3

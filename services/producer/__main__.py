@@ -18,8 +18,8 @@ from pathlib import Path
 from kafka import KafkaProducer
 from tqdm import tqdm
 
-from nlp_models.limits import MAX_RAW_BYTES
 from services.credentials import KafkaSecurity
+from services.limits import MAX_RAW_BYTES
 from services.producer.feed import FeedError, Record, count_lines, read_feed
 from services.producer.ratelimit import TokenBucket
 from services.settings import Settings

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from nlp_models.limits import MAX_RAW_BYTES
+from services.limits import MAX_RAW_BYTES
 from services.pb import messages_pb2 as pb
 
 #: Largest message value the producer sends: the broker's limit minus record overhead.

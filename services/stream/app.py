@@ -37,9 +37,9 @@ from __future__ import annotations
 import faust
 import faust.web
 
-from nlp_models.limits import MAX_RAW_BYTES
 from services.config import PipelineConfig, load
 from services.credentials import KafkaSecurity
+from services.limits import MAX_RAW_BYTES
 from services.retry import WAITING
 from services.stream import indexing, metrics, stage
 from services.stream.batching import COUNTS

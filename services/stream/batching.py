@@ -36,10 +36,10 @@ import faust
 from aiokafka.errors import KafkaError, MessageSizeTooLargeError
 from faust.types import EventT
 
-from nlp_models.limits import MAX_DLQ_VALUE_BYTES, MAX_RAW_BYTES
 from services import errors
 from services.config import RetryPolicy
 from services.dlq import Origin, dead_letter, record_key
+from services.limits import MAX_DLQ_VALUE_BYTES, MAX_RAW_BYTES
 from services.retry import RetryGaveUp, retry_async
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 import pytest
 
 from nlp_models.contract import HeadlineResult
-from nlp_models.limits import MAX_PHRASE_CHARS, MAX_PHRASES
 from services import errors
 from services.articles import (
     ISSUE_PHRASE_CHARS,
@@ -17,6 +16,7 @@ from services.articles import (
 )
 from services.es.documents import article_document, article_index_name
 from services.es.template import mapping_properties
+from services.limits import MAX_PHRASE_CHARS, MAX_PHRASES
 from services.pb import messages_pb2 as pb
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

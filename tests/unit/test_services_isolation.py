@@ -18,10 +18,10 @@ from faust.exceptions import ProducerSendError
 from faust.types.tuples import Message
 from tritonclient.utils import InferenceServerException
 
-from nlp_models.limits import MAX_RAW_BYTES
 from services import errors
 from services.config import RetryPolicy
 from services.dlq import Origin, is_complete
+from services.limits import MAX_RAW_BYTES
 from services.pb import messages_pb2 as pb
 from services.retry import RetryGaveUp
 from services.stream import batching

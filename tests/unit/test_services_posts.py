@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from nlp_models.contract import HashtagResult, TaggedToken, TagResult
-from nlp_models.limits import MAX_ID_BYTES
 from services import errors
+from services.limits import MAX_ID_BYTES
 from services.pb import messages_pb2 as pb
 from services.posts import (
     build_tagged_post,
