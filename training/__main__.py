@@ -57,9 +57,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
-from training.commands import adapt, refresh
+from training.commands import adapt, data, refresh
 from training.paths import REPO_ROOT
 
 
@@ -105,34 +104,6 @@ def main(argv: list[str] | None = None) -> None:
                          help="headlines, pos: fine-tune this checkpoint (its architecture, "
                               "weights and vocabulary) instead of training from scratch")
     p_train.add_argument("--out", default=str(REPO_ROOT / "runs"), help="runs directory")
-
-    p_data = sub.add_parser("data", help="convert the raw extra corpora and write held-out-"
-                            "source dev sets: hashtag -> DIR/<lang>/{extra,dev_ood}.jsonl, "
-                            "headline -> DIR/<lang>/{train_extra,dev_ood}.jsonl; pos -> gold PTB "
-                            "tags from UD treebanks, DIR/ud_ewt/all.conll, DIR/ud_gum/open.conll; "
-                            "pos-pseudo -> DIR/tweets.conll, raw tweets every --teacher tags "
-                            "alike; last line is JSON counts")
-    p_data.add_argument("task", choices=["hashtag", "hashtag-stream", "headline",
-                                         "headline-sina", "headline-portal",
-                                         "headline-newsrooms", "pos", "pos-pseudo"])
-    p_data.add_argument("--out", required=True, help="output directory")
-    p_data.add_argument("--lang", nargs="+", choices=["en", "zh"], default=["en", "zh"])
-    p_data.add_argument("--ewt", type=Path, help="pos: checkout of UD_English-EWT")
-    p_data.add_argument("--gum", type=Path, help="pos: checkout of UD_English-GUM")
-    p_data.add_argument("--ewt-commit", help="pos: the EWT checkout's commit, for SOURCES.json")
-    p_data.add_argument("--gum-commit", help="pos: the GUM checkout's commit, for SOURCES.json")
-    p_data.add_argument("--sina", type=Path, help="headline-sina: checkout of "
-                        "Patrick233/Cluster-Chinese-news-Article at d1badb6 (Chinese test "
-                        "set of an unseen source -> DIR/zh/unseen_sina.jsonl)")
-    p_data.add_argument("--portal", type=Path, help="headline-portal: checkout of "
-                        "lzjqsdd/NewsSpider at 58c576e (Chinese test set of other unseen "
-                        "sources -> DIR/zh/unseen_portal.jsonl)")
-    p_data.add_argument("--teacher", action="append", default=[], metavar="CKPT",
-                        help="pos-pseudo: a tagger checkpoint that votes (two or more)")
-    p_data.add_argument("--tweets", type=int, default=8000,
-                        help="pos-pseudo: how many unanimous tweets to keep")
-    p_data.add_argument("--tagset", choices=["ptb", "ark"], default="ptb",
-                        help="pos-pseudo: the head whose tags the teachers vote on")
 
     p_eval = sub.add_parser("evaluate", help="score a model; last stdout line is JSON")
     p_eval.add_argument("task", choices=["pos", "hashtag", "headline", "constrained-headline"])
@@ -195,6 +166,7 @@ def main(argv: list[str] | None = None) -> None:
 
     refresh.add_parsers(sub)
     adapt.add_parsers(sub)
+    data.add_parsers(sub)
 
     p_base = sub.add_parser("baseline", help="simple baselines (pos: most frequent tag; "
                             "hashtag: Ext.TFIDF and the most frequent training hashtags; "
@@ -306,57 +278,15 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.command in refresh.COMMANDS:
         raise SystemExit(refresh.run(args))
-    if args.command in adapt.COMMANDS:
-        raise SystemExit(adapt.run(args))
+    for module in (adapt, data):
+        if args.command in module.COMMANDS:
+            raise SystemExit(module.run(args))
     need = {"pos": "tagset", "hashtag": "lang",
             "constrained-headline": "strategy"}.get(getattr(args, "task", ""))
     if (need and args.command in ("evaluate", "baseline", "compare")
             and getattr(args, need, "") is None):
         parser.error(f"{args.command} {args.task} needs --{need}")
-    if args.command == "data":
-        if args.task == "hashtag-stream":
-            from training.hashtag.streams import build as build_streams
-            from training.paths import data_dir
-
-            print(json.dumps(build_streams(data_dir(), Path(args.out))))
-        elif args.task == "hashtag":
-            from training.hashtag.extra import main as build_hashtag_data
-
-            build_hashtag_data(args.out, args.lang)
-        elif args.task == "headline-sina":
-            from training.headline.sina import build as build_sina
-            from training.paths import data_dir
-
-            if args.sina is None:
-                raise SystemExit("headline-sina needs --sina DIR")
-            build_sina(args.sina, data_dir(), Path(args.out))
-        elif args.task == "headline-newsrooms":
-            from training.headline.newsrooms import build as build_newsrooms
-            from training.paths import data_dir
-
-            print(json.dumps(build_newsrooms(data_dir(), Path(args.out), sina=args.sina)))
-        elif args.task == "headline-portal":
-            from training.headline.portal import build as build_portal
-            from training.paths import data_dir
-
-            if args.portal is None:
-                raise SystemExit("headline-portal needs --portal DIR")
-            build_portal(args.portal, data_dir(), Path(args.out))
-        elif args.task == "pos":
-            from training.pos.treebanks import build as build_treebanks
-
-            commits = {"ewt": args.ewt_commit, "gum": args.gum_commit}
-            print(json.dumps(build_treebanks(Path(args.out), args.ewt, args.gum, commits)))
-        elif args.task == "pos-pseudo":
-            from training.pos.pseudo import main as build_pseudo
-
-            build_pseudo(args.teacher, args.out, args.tweets, args.tagset)
-        else:
-            from training.headline.extra import build
-            from training.paths import data_dir
-
-            print(json.dumps(build(data_dir(), Path(args.out), args.lang), ensure_ascii=False))
-    elif args.command == "compare" or (args.command in ("train", "evaluate", "baseline")
+    if args.command == "compare" or (args.command in ("train", "evaluate", "baseline")
                                      and "headline" in args.task):
         headline_command(args)
     elif args.command == "train" and args.task == "hashtag":
