@@ -51,6 +51,7 @@
     python -m training picker --checkpoint CKPT --rules N --out runs/<run>/best.pt
     python -m training lead --checkpoint CKPT --margin M --length-bonus B --out runs/<run>/best.pt
         [--spans clauses|trimmed] [--target WORDS]
+    python -m training lead --checkpoint CKPT --tune-on HELD_OUT.jsonl --out runs/<run>/best.pt
 """
 
 from __future__ import annotations
@@ -229,10 +230,13 @@ def main(argv: list[str] | None = None) -> None:
                             "checkpoint, which then serves a clause of the article's first "
                             "sentence first when it judges it nearly as likely as its own")
     p_lead.add_argument("--checkpoint", required=True, help="an English generator checkpoint")
-    p_lead.add_argument("--margin", type=float, required=True, metavar="M",
+    p_lead.add_argument("--tune-on", metavar="FILE", help="choose spans, margin and length "
+                        "bonus by ROUGE-L F on this JSONL (a newsroom's held-out pairs) "
+                        "instead of giving them")
+    p_lead.add_argument("--margin", type=float, metavar="M",
                         help="how far (mean log-probability per token) below the generated "
                              "headline a clause may be judged and still go first")
-    p_lead.add_argument("--length-bonus", type=float, required=True, metavar="B",
+    p_lead.add_argument("--length-bonus", type=float, metavar="B",
                         help="added to a clause's judge score, in proportion to its length "
                              "up to 15 words")
     p_lead.add_argument("--spans", choices=["clauses", "trimmed"], default="clauses",
@@ -344,8 +348,15 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "lead":
         from training.headline.lead import set_lead
 
-        print(json.dumps(set_lead(args.checkpoint, args.margin, args.length_bonus, args.out,
-                                        args.spans, args.target)))
+        if args.tune_on:
+            from training.headline.lead import tune_and_set
+
+            print(json.dumps(tune_and_set(args.checkpoint, args.tune_on, args.out)))
+        elif args.margin is None or args.length_bonus is None:
+            parser.error("lead needs --margin and --length-bonus, or --tune-on FILE")
+        else:
+            print(json.dumps(set_lead(args.checkpoint, args.margin, args.length_bonus,
+                                      args.out, args.spans, args.target)))
     elif args.command == "tune" and args.task == "hashtag-memory":
         from training.hashtag.memory_tune import main as tune_memory
 

@@ -58,7 +58,11 @@ def test_adapting_writes_a_checkpoint_with_the_serving_rules_and_its_record(base
                    data_files=[], origin={"data": "fixture"})
     state = torch.load(out / "best.pt", weights_only=False)
     meta = state["meta"]
-    assert meta["length_penalty"] == 1.5 and meta["lead"]["margin"] == 0.75
+    assert meta["length_penalty"] == 1.5
+    # the lead rule is chosen anew on the held-out pairs (or dropped), the grid recorded
+    tuned = json.loads((out / "lead_tuning.json").read_text())
+    assert meta.get("lead") == tuned["best"] and len(tuned["grid"]) == 33
+    assert meta["adapted"]["lead_tuning"]["rougeL"] == max(r["rougeL"] for r in tuned["grid"])
     assert "toyota" in meta["whole_words"] and "quarterly" in meta["whole_words"]
     assert meta["adapted"]["pairs"] == 100 and meta["adapted"]["holdout_pairs"] == 50
     held = [json.loads(line) for line in open(out / "holdout.jsonl")]

@@ -16,6 +16,9 @@ train.jsonl`) per newsroom pair, so the generator keeps what it knew.
 
 DIR gets `best.pt` (the base checkpoint's serving rules kept, its word list grown by the
 newsroom's words, `adapted` in its meta), `last.pt` (`--resume`), `log.jsonl`, `run.json`.
+An English full generator's lead rule is then chosen anew on the held-out pairs
+(lead_tune.py: which lead spans, how readily they take first place, or no rule; the grid in
+`lead_tuning.json`): newsrooms differ most in how close their headlines stay to the lead.
 Progress goes to stderr, the result is the last stdout line as JSON.
 """
 
@@ -190,9 +193,30 @@ def adapt(task: str, rows: list[dict], out: str | Path, lang: str, opts: AdaptOp
           f"{len(holdout)} held out; {steps} steps per epoch, at most {opts.minutes} minutes",
           file=sys.stderr, flush=True)
     best = loop.run()
+    if kind == "generator" and lang == "en" and "lead" in serving_meta:
+        retune_lead(out / "best.pt", pairs_of(holdout), out / "lead_tuning.json")
     return {"checkpoint": str(out / "best.pt"), "holdout_rougeL": round(best, 4),
             "holdout": str(out / "holdout.jsonl"), **{k: adapted[k] for k in
                                                      ("pairs", "general_pairs", "base")}}
+
+
+def retune_lead(checkpoint: Path, holdout: list[Pair], record: Path) -> dict:
+    """Choose the adapted English generator's lead rule on the held-out pairs (lead_tune.py)
+    and store it in the checkpoint (no rule: removed); the grid goes to `record`."""
+    from training.headline.lead_tune import tune_lead
+
+    tuned = tune_lead(HeadlinePredictor.load(checkpoint, threads=2), holdout)
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    state["meta"].pop("lead", None)
+    if tuned["best"]:
+        state["meta"]["lead"] = tuned["best"]
+    state["meta"]["adapted"]["lead_tuning"] = {k: tuned[k] for k in ("rougeL", "off", "target")}
+    torch.save(state, checkpoint)
+    record.write_text(json.dumps(tuned, indent=1) + "\n")
+    print(f"lead rule chosen on the held-out pairs: {tuned['best']} (ROUGE-L F "
+          f"{tuned['rougeL']:.4f}; without a rule {tuned['off']:.4f})", file=sys.stderr,
+          flush=True)
+    return tuned
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> None:

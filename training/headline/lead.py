@@ -20,3 +20,22 @@ def set_lead(checkpoint: str, margin: float, length_bonus: float, out: str,
     rule = LeadRule(margin, length_bonus, spans, target)
     path = write_derived(checkpoint, out, state, {"lead": rule.to_state()}, lead=rule.to_state())
     return {"checkpoint": str(path), "lead": rule.to_state()}
+
+
+def tune_and_set(checkpoint: str, data: str, out: str) -> dict:
+    """The lead rule chosen on `data` (lead_tune.py), stored as `set_lead` does (no rule:
+    the checkpoint's removed)."""
+    from nlp_models.headline.predictor import HeadlinePredictor
+    from training.headline.data import read_pairs
+    from training.headline.lead_tune import tune_lead
+
+    predictor = HeadlinePredictor.load(checkpoint, threads=2)
+    if predictor.lang != "en" or predictor.kind != "generator":
+        raise SystemExit(f"{checkpoint} is not an English full generator")
+    tuned = tune_lead(predictor, read_pairs(data))
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    state["meta"].pop("lead", None)
+    meta = {"lead": tuned["best"]} if tuned["best"] else {}
+    path = write_derived(checkpoint, out, state, meta, lead=tuned["best"], tuned_on=data,
+                         rougeL=tuned["rougeL"], without_rule=tuned["off"])
+    return {"checkpoint": str(path), **{k: v for k, v in tuned.items() if k != "grid"}}
