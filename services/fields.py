@@ -42,9 +42,20 @@ def has_control(text: str) -> bool:
     )
 
 
+#: Letters and symbols that render blank or that the English tokenizer drops: Hangul fillers,
+#: the blank Braille pattern, SentencePiece's space symbol U+2581 and U+FFFD.
+BLANK_GRAPHEMES = frozenset("\u115f\u1160\u3164\uffa0\u2800\u2581\ufffd")
+
+
+def is_visible(ch: str) -> bool:
+    """A letter, digit, punctuation mark or symbol that renders as something."""
+    return unicodedata.category(ch)[0] in "LNPS" and ch not in BLANK_GRAPHEMES
+
+
 def is_blank(text: str) -> bool:
-    """Nothing visible: only whitespace, control and format (Cf, e.g. U+200B) characters."""
-    return all(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf") for ch in text)
+    """Nothing visible (`is_visible`): only whitespace, control and format characters (Cf,
+    e.g. U+200B), marks, or blank graphemes. The stream and the headline API share it."""
+    return not any(is_visible(ch) for ch in text)
 
 
 def check_key(key: bytes | None) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from nlp_models.language import resolve_language
 from nlp_models.limits import MAX_ARTICLE_CHARS, MAX_CANDIDATES
+from services.fields import BLANK_GRAPHEMES, is_blank
 from services.limits import MAX_LANG_CHARS, MAX_PHRASE_CHARS, MAX_PHRASES_PER_REQUEST
 from services.pb import headline_api_pb2 as api
 
@@ -25,9 +26,6 @@ MIN_LENGTH, MAX_LENGTH = 10, 300
 #: "headline" of megabytes, more than the 1 MiB response limit.
 MAX_HEADLINE_CHARS = MAX_LENGTH
 LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*")
-#: Letters and symbols that render blank or that the English tokenizer drops: Hangul fillers,
-#: the blank Braille pattern, SentencePiece's space symbol U+2581 and U+FFFD.
-BLANK_GRAPHEMES = frozenset("\u115f\u1160\u3164\uffa0\u2800\u2581\ufffd")
 LANGUAGES = ("en", "zh")
 ORDERS = {api.SEQ_B: "seq-b", api.SEQ_F: "seq-f", api.TOK_B: "tok-b", api.TOK_F: "tok-f",
           api.GENERATION_ORDER_UNSPECIFIED: ""}
@@ -52,11 +50,6 @@ class Plan:
     n: int  # candidates per generator call
     order: str  # "" = the model's default
     max_length: int  # 0 = no limit
-
-
-def is_visible(c: str) -> bool:
-    """A letter, digit, punctuation mark or symbol that renders as something."""
-    return unicodedata.category(c)[0] in "LNPS" and c not in BLANK_GRAPHEMES
 
 
 def is_control_or_format(c: str) -> bool:
@@ -95,7 +88,7 @@ def check_article(article: str) -> str:
         raise Invalid("article is empty (nothing but whitespace)")
     if len(article) > MAX_ARTICLE_CHARS:
         raise Invalid(f"article has {len(article)} characters; the limit is {MAX_ARTICLE_CHARS}")
-    if not any(is_visible(c) for c in article):
+    if is_blank(article):
         sample = next((c for c in article if not c.isspace()), article[0])
         raise Invalid(f"article has no visible characters, only whitespace, control or "
                       f"format characters such as {name_of(sample)}")
@@ -128,7 +121,7 @@ def check_phrase(phrase: str) -> None:
         raise Invalid(f"required phrase {shown(phrase)} contains {name_of(hidden)}, an "
                       f"invisible or control character; remove it (headlines contain the "
                       f"phrase verbatim)")
-    if not any(is_visible(c) for c in phrase):
+    if is_blank(phrase):
         raise Invalid(f"required phrase {shown(phrase)} has no visible characters")
 
 
