@@ -17,8 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from google.protobuf.message import DecodeError
-
 from nlp_models.contract import HeadlineResult
 from services import errors
 from services.fields import (
@@ -77,15 +75,7 @@ class PreparedArticle:
 
 
 def decode_article(raw: bytes | None, max_bytes: int) -> pb.Article:
-    if raw is None:
-        raise errors.Rejected(errors.DECODE_ERROR, "message has no value (tombstone)")
-    if len(raw) > max_bytes:
-        raise errors.Rejected(errors.TOO_LARGE,
-                              f"message is {len(raw)} bytes, limit is {max_bytes}")
-    try:
-        return pb.Article.FromString(raw)
-    except (DecodeError, ValueError) as exc:
-        raise errors.Rejected(errors.DECODE_ERROR, f"not an Article protobuf: {exc}") from None
+    return errors.decode(pb.Article, raw, max_bytes)
 
 
 def validate_article(article: pb.Article, now: datetime) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from google.protobuf.message import DecodeError
+
 DECODE_ERROR = "DECODE_ERROR"  # not a protobuf of the expected type (incl. invalid UTF-8)
 INVALID = "INVALID"  # decoded, but a required field is missing or malformed
 TOO_LARGE = "TOO_LARGE"  # raw message above the hard byte limit
@@ -18,3 +20,19 @@ class Rejected(Exception):
         super().__init__(f"{code}: {reason}")
         self.code = code
         self.reason = reason
+
+
+def decode(message_type, raw: bytes | None, max_bytes: int | None = None):
+    """``raw`` parsed as ``message_type`` (a protobuf class), or ``Rejected``: a tombstone
+    (no value), over ``max_bytes``, or not that message (protobuf's UTF-8 check makes bad
+    text a decode error too). The one decoding rule of every topic the pipeline reads."""
+    if raw is None:
+        raise Rejected(DECODE_ERROR, "message has no value (tombstone)")
+    if max_bytes is not None and len(raw) > max_bytes:
+        raise Rejected(TOO_LARGE, f"message is {len(raw)} bytes, limit is {max_bytes}")
+    name = message_type.__name__
+    try:
+        return message_type.FromString(raw)
+    except (DecodeError, ValueError) as exc:
+        article = "an" if name[0] in "AEIOU" else "a"
+        raise Rejected(DECODE_ERROR, f"not {article} {name} protobuf: {exc}") from None

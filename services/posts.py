@@ -10,8 +10,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from google.protobuf.message import DecodeError
-
 from nlp_models.contract import HashtagResult, TagResult
 from services import errors
 from services.fields import (
@@ -40,17 +38,7 @@ class PreparedPost:
 
 
 def decode_post(raw: bytes | None, max_bytes: int) -> pb.Post:
-    """Parse ``raw`` as a ``Post``; protobuf's UTF-8 check makes bad text a decode error."""
-    if raw is None:
-        raise errors.Rejected(errors.DECODE_ERROR, "message has no value (tombstone)")
-    if len(raw) > max_bytes:
-        raise errors.Rejected(
-            errors.TOO_LARGE, f"message is {len(raw)} bytes, limit is {max_bytes}"
-        )
-    try:
-        return pb.Post.FromString(raw)
-    except (DecodeError, ValueError) as exc:
-        raise errors.Rejected(errors.DECODE_ERROR, f"not a Post protobuf: {exc}") from None
+    return errors.decode(pb.Post, raw, max_bytes)
 
 
 def validate_post(post: pb.Post, now: datetime) -> None:

@@ -20,7 +20,6 @@ from typing import Any
 
 import faust
 from elasticsearch import Elasticsearch
-from google.protobuf.message import DecodeError
 
 from services import errors
 from services.config import RetryPolicy
@@ -50,17 +49,8 @@ class DocumentKind:
     to_document: Callable[[bytes | None, str], tuple[str, str, dict[str, Any]]]
 
 
-def _decode(message_type, value: bytes | None):
-    try:
-        message = message_type.FromString(value or b"")
-    except (DecodeError, ValueError) as exc:
-        raise errors.Rejected(errors.DECODE_ERROR,
-                              f"not a {message_type.__name__} protobuf: {exc}") from None
-    return message
-
-
 def tagged_post_document(value: bytes | None, prefix: str) -> tuple[str, str, dict[str, Any]]:
-    tagged = _decode(pb.TaggedPost, value)
+    tagged = errors.decode(pb.TaggedPost, value)
     if not tagged.post.id.strip():
         raise errors.Rejected(errors.INVALID, "tagged post has no id")
     return index_name(prefix, tagged.post), tagged.post.id, post_document(tagged)
@@ -68,7 +58,7 @@ def tagged_post_document(value: bytes | None, prefix: str) -> tuple[str, str, di
 
 def enriched_article_document(value: bytes | None,
                               prefix: str) -> tuple[str, str, dict[str, Any]]:
-    enriched = _decode(pb.EnrichedArticle, value)
+    enriched = errors.decode(pb.EnrichedArticle, value)
     if not enriched.article.id.strip():
         raise errors.Rejected(errors.INVALID, "enriched article has no id")
     return (article_index_name(prefix, enriched.article), enriched.article.id,
