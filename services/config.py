@@ -163,29 +163,31 @@ class PipelineConfig:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> PipelineConfig:
         e = os.environ if env is None else env
+        d = cls()  # the defaults are the fields' own: written once
         max_wait = e.get("NLP_RETRY_MAX_WAIT", "").strip()
-        web_port = int(e.get("NLP_STREAM_WEB_PORT", "6066") or 0)
+        web_port = int(e.get("NLP_STREAM_WEB_PORT", str(d.web_port)) or 0)
         return cls(
             servers=Settings.from_env(e),
-            app_id=e.get("NLP_APP_ID", "nlp-pipeline"),
+            app_id=e.get("NLP_APP_ID", d.app_id),
             topics=Topics.with_prefix(e.get("NLP_TOPIC_PREFIX", "")),
-            index_prefix=e.get("NLP_INDEX_PREFIX", "posts").lower(),
-            pos_model=e.get("NLP_POS_MODEL", "pos_tagger"),
-            hashtag_model=e.get("NLP_HASHTAG_MODEL", "hashtag_generator").strip(),
-            headline_model=e.get("NLP_HEADLINE_MODEL", "headline_generator").strip(),
-            constrained_model=e.get("NLP_CONSTRAINED_MODEL",
-                                    "constrained_headline_generator").strip(),
-            article_index_prefix=e.get("NLP_ARTICLE_INDEX_PREFIX", "articles").lower(),
-            headline_batch_size=int(e.get("NLP_HEADLINE_BATCH", 16)),
-            max_post_chars=int(e.get("NLP_MAX_POST_CHARS", MAX_POST_CHARS)),
-            tag_batch_size=int(e.get("NLP_TAG_BATCH", 256)),
-            tag_batch_within=float(e.get("NLP_TAG_WITHIN", 0.2)),
-            triton_concurrency=max(1, int(e.get("NLP_TRITON_CONCURRENCY", 4))),
-            index_batch_size=int(e.get("NLP_INDEX_BATCH", 256)),
-            index_batch_within=float(e.get("NLP_INDEX_WITHIN", 0.5)),
+            index_prefix=e.get("NLP_INDEX_PREFIX", d.index_prefix).lower(),
+            pos_model=e.get("NLP_POS_MODEL", d.pos_model),
+            hashtag_model=e.get("NLP_HASHTAG_MODEL", d.hashtag_model).strip(),
+            headline_model=e.get("NLP_HEADLINE_MODEL", d.headline_model).strip(),
+            constrained_model=e.get("NLP_CONSTRAINED_MODEL", d.constrained_model).strip(),
+            article_index_prefix=e.get("NLP_ARTICLE_INDEX_PREFIX",
+                                       d.article_index_prefix).lower(),
+            headline_batch_size=int(e.get("NLP_HEADLINE_BATCH", d.headline_batch_size)),
+            max_post_chars=int(e.get("NLP_MAX_POST_CHARS", d.max_post_chars)),
+            tag_batch_size=int(e.get("NLP_TAG_BATCH", d.tag_batch_size)),
+            tag_batch_within=float(e.get("NLP_TAG_WITHIN", d.tag_batch_within)),
+            triton_concurrency=max(1, int(e.get("NLP_TRITON_CONCURRENCY",
+                                                d.triton_concurrency))),
+            index_batch_size=int(e.get("NLP_INDEX_BATCH", d.index_batch_size)),
+            index_batch_within=float(e.get("NLP_INDEX_WITHIN", d.index_batch_within)),
             retry=RetryPolicy(max_wait=float(max_wait) if max_wait else None),
             web_port=web_port or None,
-            dlq_retention_days=float(e.get("NLP_DLQ_RETENTION_DAYS", DLQ_RETENTION_DAYS)),
+            dlq_retention_days=float(e.get("NLP_DLQ_RETENTION_DAYS", d.dlq_retention_days)),
             hashtag_memory=MemoryConfig.from_env(e),
         )
 

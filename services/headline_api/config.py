@@ -57,32 +57,33 @@ class ApiConfig:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ApiConfig:
         e = os.environ if env is None else env
+        d = cls()  # the defaults are the fields' own: written once
         cert, key = e.get("NLP_HEADLINE_TLS_CERT", ""), e.get("NLP_HEADLINE_TLS_KEY", "")
         client_ca = e.get("NLP_HEADLINE_TLS_CLIENT_CA", "")
         api_key = e.get("NLP_HEADLINE_API_KEY", "")
         insecure_key = e.get("NLP_HEADLINE_ALLOW_INSECURE_KEY", "").lower() in TRUE
         check_security(api_key, bool(cert), bool(key), bool(client_ca), insecure_key)
-        default_timeout = float(e.get("NLP_HEADLINE_TIMEOUT", 30))
-        max_timeout = float(e.get("NLP_HEADLINE_MAX_TIMEOUT", 60))
+        default_timeout = float(e.get("NLP_HEADLINE_TIMEOUT", d.default_timeout))
+        max_timeout = float(e.get("NLP_HEADLINE_MAX_TIMEOUT", d.max_timeout))
         if not 0 < default_timeout <= max_timeout:
             raise ConfigError(f"NLP_HEADLINE_TIMEOUT ({default_timeout:g}) must be above 0 and "
                               f"at most NLP_HEADLINE_MAX_TIMEOUT ({max_timeout:g})")
         return cls(
             servers=Settings.from_env(e),
-            host=e.get("NLP_HEADLINE_API_HOST", "127.0.0.1"),
-            port=int(e.get("NLP_HEADLINE_API_PORT", 50051)),
+            host=e.get("NLP_HEADLINE_API_HOST", d.host),
+            port=int(e.get("NLP_HEADLINE_API_PORT", d.port)),
             api_key=api_key,
             tls_cert=cert,
             tls_key=key,
             tls_client_ca=client_ca,
-            max_concurrent=max(1, int(e.get("NLP_HEADLINE_MAX_CONCURRENT", 8))),
-            queue_size=max(0, int(e.get("NLP_HEADLINE_QUEUE_SIZE", 16))),
-            queue_wait=max(0.0, float(e.get("NLP_HEADLINE_QUEUE_WAIT", 5))),
-            metrics_port=int(e.get("NLP_HEADLINE_METRICS_PORT", 9464)),
+            max_concurrent=max(1, int(e.get("NLP_HEADLINE_MAX_CONCURRENT", d.max_concurrent))),
+            queue_size=max(0, int(e.get("NLP_HEADLINE_QUEUE_SIZE", d.queue_size))),
+            queue_wait=max(0.0, float(e.get("NLP_HEADLINE_QUEUE_WAIT", d.queue_wait))),
+            metrics_port=int(e.get("NLP_HEADLINE_METRICS_PORT", d.metrics_port)),
             default_timeout=default_timeout,
             max_timeout=max_timeout,
-            headline_model=e.get("NLP_HEADLINE_MODEL", "headline_generator"),
-            constrained_model=e.get("NLP_CONSTRAINED_MODEL", "constrained_headline_generator"),
+            headline_model=e.get("NLP_HEADLINE_MODEL", d.headline_model),
+            constrained_model=e.get("NLP_CONSTRAINED_MODEL", d.constrained_model),
         )
 
 
