@@ -57,12 +57,13 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def record_run(run_dir: Path, config_path: str | Path, config: dict,
+def record_run(run_dir: Path, config_path: str | Path | None, config: dict,
                data_files: Iterable[str | Path]) -> dict:
-    """Write ``run_dir/run.json`` (before training starts, so a crashed run has one)."""
+    """Write ``run_dir/run.json`` (before training starts, so a crashed run has one);
+    ``config_path`` None: the options are the command line's (``config``)."""
     record = {
         "command": "python -m training " + " ".join(sys.argv[1:]) if sys.argv[1:] else None,
-        "config_file": _shown(Path(config_path)),
+        "config_file": _shown(Path(config_path)) if config_path else None,
         "config": config,
         "data": [file_entry(p) for p in dict.fromkeys(str(p) for p in data_files)],
         "code": git_commit(),

@@ -153,7 +153,7 @@ def adapt(task: str, rows: list[dict], out: str | Path, lang: str, opts: AdaptOp
     rng = random.Random(opts.seed)
     torch.manual_seed(opts.seed)
     torch.set_num_threads(2)
-    record_run(out, base_path, {"task": task, "lang": lang, **asdict(opts)},
+    record_run(out, None, {"task": task, "lang": lang, "base": str(base_path), **asdict(opts)},
                [*(data_files or []), base_path])
 
     base_state = torch.load(base_path, map_location="cpu", weights_only=False)
