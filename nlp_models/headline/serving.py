@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from nlp_models.contract import HeadlineResult
+from nlp_models.headline.faithful import names_zh
 from nlp_models.headline.predictor import HeadlinePredictor, Headlines
 from nlp_models.headline.seq2bf import STRATEGIES
 from nlp_models.headline.vocab import UNK
@@ -37,6 +38,8 @@ def _load(directory: str | Path) -> dict[str, HeadlinePredictor]:
                   if (path := Path(directory) / f"headline_{lang}.pt").exists()}
     if not predictors:
         raise FileNotFoundError(f"no headline_en.pt or headline_zh.pt in {directory}")
+    if "zh" in predictors:  # load jieba's dictionary now (~2 s), not in the first request
+        names_zh("新华社北京电")
     return predictors
 
 
