@@ -112,7 +112,8 @@ class LeadRule:
         out: list[str] = []
         for target in (self.target - TRIM_SPREAD, self.target, self.target + TRIM_SPREAD):
             text = trimmed_lead(article, max(target, MIN_WORDS))
-            if len(text.split()) >= MIN_WORDS and text not in out:
+            if (len(text.split()) >= MIN_WORDS and not repeats_a_word(text)
+                    and text not in out):
                 out.append(text)
         return out
 

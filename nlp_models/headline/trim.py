@@ -12,9 +12,10 @@ dateline or byline:
    expressions ("today", "on Friday, Feb. 2,", "this morning", "last week");
 2. drop determiners (a, an, the) and the auxiliaries of a passive or perfect verb ("was
    sentenced" -> "sentenced", "has announced" -> "announced");
-3. while the result is longer than `target` words, cut its last clause: at the last comma,
-   semicolon or dash, else before the last subordinating word (that, which, who, because,
-   after, when, while, as, for, in, on, at, with, by) beyond the first `MIN_WORDS` words.
+3. while the result is longer than `target` words or says a word twice (what the
+   `degenerate` measure flags), cut its last clause: at the last comma, semicolon or dash,
+   else before the last subordinating word (that, which, who, because, after, when, while,
+   as, for, in, on, at, with, by, from, to) beyond the first `MIN_WORDS` words.
 
 Everything left is the article's own words in its own order, so a trimmed lead states no
 number or name the article lacks.
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from nlp_models.headline.lead import first_sentence
+from nlp_models.headline.lead import first_sentence, repeats_a_word
 from nlp_models.headline.sentences import sentences
 
 MIN_WORDS = 5  # a trim never cuts the result below this many words
@@ -68,9 +69,11 @@ def compress(sentence: str) -> str:
 
 
 def shorten(text: str, target: int = TARGET_WORDS) -> str:
-    """Step 3: cut trailing clauses until at most `target` words (or no cut is left)."""
+    """Step 3: cut trailing clauses until at most `target` words and no word of 3+ letters
+    said twice ("sentenced to six months imprisonment and six months home confinement"), or
+    no cut is left."""
     words = text.split()
-    while len(words) > target:
+    while len(words) > target or repeats_a_word(" ".join(words)):
         cut = _last_cut(words)
         if cut is None:
             break
