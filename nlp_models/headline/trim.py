@@ -9,7 +9,8 @@ dateline or byline:
 
 1. drop what is never a headline's: parenthetical asides "(R-Maine)", appositives between
    commas that start with an age, a determiner or who/which ("Paul Carter, 47, of ..."), time
-   expressions ("today", "on Friday, Feb. 2,", "this morning", "last week");
+   expressions ("today", "on Friday, Feb. 2,", "this morning", "last week"; "Today, " and
+   "On Nov. 15, 2017, " where they open the sentence);
 2. drop determiners (a, an, the) and the auxiliaries of a passive or perfect verb ("was
    sentenced" -> "sentenced", "has announced" -> "announced");
 3. while the result is longer than `target` words or says a word twice (what the
@@ -43,6 +44,14 @@ _TIME = re.compile(
     r"|\s+(?:today|yesterday|tonight|this (?:morning|afternoon|evening|week|month|year)"
     r"|last (?:night|week|month|year)|earlier this (?:week|month|year))\b",
     re.IGNORECASE)
+# a time expression that opens the sentence: "Today, ...", "On Nov. 15, 2017, ...",
+# "Earlier this week, ..."
+_LEADING_TIME = re.compile(
+    rf"^(?:(?:earlier|later)\s+)?(?:today|yesterday|tonight|this (?:morning|afternoon|evening"
+    rf"|week|month|year)|last (?:night|week|month|year)|on\s+{_DAYS}(?:,?\s+{_MONTHS}\s+"
+    rf"\d{{1,2}}(?:,\s*\d{{4}})?)?|on\s+{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,\s*\d{{4}})?"
+    rf"|in\s+{_MONTHS}(?:\s+\d{{4}})?)\s*,?\s+",
+    re.IGNORECASE)
 _DETERMINER = re.compile(r"\b(?:a|an|the)\s+", re.IGNORECASE)
 _AUXILIARY = re.compile(
     r"\b(?:is|are|was|were|has|have|had)(?:\s+been)?\s+(?=\w+(?:ed|en|wn|ung|ught|id)\b)",
@@ -59,7 +68,7 @@ def _tidy(text: str) -> str:
 
 def compress(sentence: str) -> str:
     """Steps 1 and 2: asides, time expressions, determiners and auxiliaries dropped."""
-    text = _PARENS.sub("", sentence)
+    text = _LEADING_TIME.sub("", _PARENS.sub("", sentence).strip())
     text = _APPOSITIVE.sub("", text)
     text = _TIME.sub("", text)
     text = _AUXILIARY.sub("", text)

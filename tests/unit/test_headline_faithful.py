@@ -96,3 +96,17 @@ def test_the_predictor_withholds_unfaithful_candidates_and_else_serves_the_trimm
     generated[2] = ("Harvey man sentenced to 36 months", -2.0)
     (out,) = predictor.headlines([article], beam=3, n_best=3)
     assert [text for text, _ in out.candidates] == [trimmed_lead(article)]
+
+
+def test_the_trimmed_lead_drops_datelines_asides_time_and_auxiliaries():
+    from nlp_models.headline.trim import compress, trimmed_lead
+
+    assert trimmed_lead("WASHINGTON - A Harvey, Illinois, man was sentenced to 63 months in "
+                        "prison today for his role in a stolen identity refund scheme.",
+                        12) == "Harvey, Illinois, man sentenced to 63 months in prison for his role"
+    assert compress("Paul Carter, 47, of Milwaukee was sentenced today to 21 years in "
+                    "prison.") == "Paul Carter of Milwaukee sentenced to 21 years in prison"
+    assert compress("On Nov. 15, 2017, Preston Q. Howard of Wright City pleaded guilty "
+                    "(case 17-cr-4).") == "Preston Q. Howard of Wright City pleaded guilty"
+    assert compress("Today, the Justice Department announced a settlement.") == (
+        "Justice Department announced settlement")
