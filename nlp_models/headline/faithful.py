@@ -4,7 +4,8 @@ A headline is *unsupported* when it names something the article does not:
 
 * **numbers with their unit** (both languages): every number of the headline (digit runs
   with a decimal point or thousands commas, "1,000" = "1000"; "10-year" and "4th" give 10
-  and 4; English number words one-twelve in the article count for their digits) must occur
+  and 4; English number words one-twelve and first-twelfth in the article count for their
+  digits: "fourth quarter" supports "4th qtr") must occur
   in the article; a number the headline gives a unit (%, percent, pct; bn, billion; m, mln,
   million; tn, trillion; k, thousand; 万, 亿, 万亿) must occur there with the same unit.
   "German unemployment rose 7,000%" over an article that says 7,000 more people are out
@@ -41,7 +42,9 @@ _QUANTITY = re.compile(
     r"(\d+(?:[.,]\d+)*)\s*(%|per cent\b|percent\b|pct\b|billion\b|bn\b|million\b|mln\b|mn\b"
     r"|m\b|trillion\b|tn\b|thousand\b|k\b|万亿|万|亿)?", re.IGNORECASE)
 _WORD_NUMBERS = {w: str(i) for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+    "zero one two three four five six seven eight nine ten eleven twelve".split())} | {
+    w: str(i) for i, w in enumerate("first second third fourth fifth sixth seventh eighth "
+                                    "ninth tenth eleventh twelfth".split(), 1)}
 
 
 def fold(text: str) -> str:

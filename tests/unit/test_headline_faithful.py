@@ -31,6 +31,7 @@ def test_a_number_word_of_the_article_supports_its_digits():
     article = "Four men were charged on Monday with stealing cars."
     assert unsupported_numbers("4 men charged with car theft", article) == []
     assert unsupported_numbers("5 men charged with car theft", article) == ["5"]
+    assert unsupported_numbers("Acme 4th qtr loss", "Acme lost money in the fourth quarter.") == []
 
 
 def test_chinese_numbers_keep_their_units():
