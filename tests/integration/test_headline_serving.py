@@ -1,6 +1,7 @@
 """The headline generators as Triton serves them: the real tritonserver, the shipped weights.
 
-Served candidates equal the in-process services' (one code path, same beam), every
+Served candidates equal the in-process services' run with the version's own serving code
+(its nlp_models.zip, as Triton runs it; one code path, same beam), every
 constrained candidate contains its phrase in all four generation orders, articles longer
 than one segment are read whole (segment recurrence), and each kind of bad input gets its
 defined status instead of a crash or a wrong answer.
@@ -8,7 +9,11 @@ defined status instead of a crash or a wrong answer.
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -16,7 +21,6 @@ import tritonclient.grpc as grpcclient
 
 from deploy.testing import TritonInfo
 from nlp_models.contract import HeadlineResult, headlines_from_json
-from nlp_models.headline.serving import ConstrainedHeadlineService, HeadlineService
 from training.headline.evaluate import CONSTRAINED_MODEL, FULL_MODEL
 from training.headline.metrics import contains_phrase
 from training.repository import serving_dir
@@ -44,6 +48,29 @@ def infer(url: str, model: str, **inputs: list[str]) -> tuple[list[HeadlineResul
     return rows, result.get_response().model_version
 
 
+# The in-process service of a version: its own nlp_models.zip first on the path, in a fresh
+# interpreter (this process has imported the checkout's nlp_models, which may be newer).
+LOCAL = textwrap.dedent("""
+    import json, sys
+    version_dir, request = sys.argv[1], json.loads(sys.argv[2])
+    sys.path.insert(0, version_dir + "/nlp_models.zip")
+    from nlp_models.contract import headlines_to_json
+    from nlp_models.headline.serving import ConstrainedHeadlineService, HeadlineService
+    service = (HeadlineService if request["full"] else ConstrainedHeadlineService)(
+        version_dir, beam=request["beam"], n_best=request["n_best"])
+    print(json.dumps([headlines_to_json(r) for r in service.generate(*request["inputs"])]))
+""")
+
+
+def in_process(model: str, *inputs: list[str]) -> list[HeadlineResult]:
+    request = {"full": model == FULL_MODEL, "beam": param(model, "beam"),
+               "n_best": param(model, "n_best"), "inputs": inputs}
+    out = subprocess.run([sys.executable, "-c", LOCAL, str(serving_dir(model)),
+                          json.dumps(request)], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return [headlines_from_json(x) for x in json.loads(out.stdout.strip().splitlines()[-1])]
+
+
 def shipped(model: str, lang: str) -> bool:
     return (serving_dir(model) / f"headline_{lang}.pt").exists()
 
@@ -57,9 +84,7 @@ def test_served_full_headlines_equal_the_in_process_service(triton: TritonInfo) 
     articles, langs = [ARTICLE, ZH_ARTICLE], ["en", ""]
     rows, version = infer(triton.grpc_url, "headline_generator", ARTICLE=articles, LANG=langs)
     assert version.isdigit()
-    local = HeadlineService(serving_dir(FULL_MODEL), beam=param(FULL_MODEL, "beam"),
-                            n_best=param(FULL_MODEL, "n_best"))
-    for served, expected in zip(rows, local.generate(articles, langs), strict=True):
+    for served, expected in zip(rows, in_process(FULL_MODEL, articles, langs), strict=True):
         assert [t for t, _ in served.candidates] == [t for t, _ in expected.candidates]
         assert [s for _, s in served.candidates] == pytest.approx(
             [s for _, s in expected.candidates], abs=1e-3)
@@ -88,10 +113,7 @@ def test_every_constrained_candidate_contains_its_phrase(triton: TritonInfo, str
 def test_strategy_input_is_optional_and_served_equals_in_process(triton: TritonInfo) -> None:
     rows, _ = infer(triton.grpc_url, "constrained_headline_generator", ARTICLE=[ARTICLE],
                     LANG=["en"], PHRASE=["Toyota"])
-    local = ConstrainedHeadlineService(serving_dir(CONSTRAINED_MODEL),
-                                       beam=param(CONSTRAINED_MODEL, "beam"),
-                                       n_best=param(CONSTRAINED_MODEL, "n_best"))
-    (expected,) = local.generate([ARTICLE], ["en"], ["Toyota"], [""])
+    (expected,) = in_process(CONSTRAINED_MODEL, [ARTICLE], ["en"], ["Toyota"], [""])
     assert [t for t, _ in rows[0].candidates] == [t for t, _ in expected.candidates]
 
 
