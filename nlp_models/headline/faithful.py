@@ -89,10 +89,11 @@ def _strong_name(token: str) -> bool:
 
 def names_en(headline: str) -> list[str]:
     """Dotted abbreviations and capitalised words of an English headline, in order."""
-    tokens = [t for t in _EN_TOKEN.findall(headline) if not any(c.isdigit() for c in t)]
+    found = _EN_TOKEN.findall(headline)
+    tokens = [t for t in found if not any(c.isdigit() for c in t)]
     title = _title_case(tokens)
     out = []
-    first = _EN_TOKEN.findall(headline)[:1]
+    first = found[:1]
     for t in tokens:
         if re.fullmatch(r"(?:[A-Za-z]\.){2,}", t):
             out.append(t)

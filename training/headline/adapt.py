@@ -35,7 +35,7 @@ import torch
 from nlp_models.headline.predictor import HeadlinePredictor, save_checkpoint
 from training.headline.data import Pair, encode, read_pairs
 from training.headline.evaluate import CONSTRAINED_MODEL, FULL_MODEL, shipped_checkpoint
-from training.headline.extra import choose_phrase_en, choose_phrase_zh
+from training.headline.extra import choose_phrase_en, choose_phrase_zh, write_jsonl
 from training.headline.quality import training_vocabulary
 from training.headline.train import HeadlineTask, dev_scores, from_init, optimizer
 from training.loop import Loop, LoopConfig
@@ -149,7 +149,7 @@ def adapt(task: str, rows: list[dict], out: str | Path, lang: str, opts: AdaptOp
     if task != "headline":  # a constrained model learns and is judged on pairs with a phrase
         rows = [r for r in rows if r["phrase"]]
     train_rows, holdout = split_holdout(rows, opts.holdout)
-    _write_jsonl(out / "holdout.jsonl", holdout)
+    write_jsonl(out / "holdout.jsonl", holdout)
     rng = random.Random(opts.seed)
     torch.manual_seed(opts.seed)
     torch.set_num_threads(2)
@@ -217,12 +217,6 @@ def retune_lead(checkpoint: Path, holdout: list[Pair], record: Path) -> dict:
           f"{tuned['rougeL']:.4f}; without a rule {tuned['off']:.4f})", file=sys.stderr,
           flush=True)
     return tuned
-
-
-def _write_jsonl(path: Path, rows: list[dict]) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        for r in rows:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
 
 
 def index_rows(es, index_prefix: str, source: str | None = None, since: str | None = None,
