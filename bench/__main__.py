@@ -1,5 +1,6 @@
 """Benchmarks: each prints one JSON object, comparing serving paths measured in one run.
 
+    python -m bench pipeline [--tweets 8000] [--with-hashtags]
     python -m bench pos [--tweets 2000] [--skip-pipeline]
     python -m bench pos-peer [--data FILE --tagset ptb|ark|universal ...] [--repeats 3]
                              [--model CKPT]
@@ -25,6 +26,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="which", required=True)
+    p_pipe = sub.add_parser("pipeline", help="posts pipeline: in process vs Triton vs our "
+                            "Faust worker vs a hand-written peer vs naive, with CPU per tweet "
+                            "per process")
+    p_pipe.add_argument("--tweets", type=int, default=8000)
+    p_pipe.add_argument("--with-hashtags", action="store_true",
+                        help="POS tagger + hashtag generator + memory (default: POS only)")
     p_pos = sub.add_parser("pos", help="POS tagger: in process vs Triton vs pipeline vs naive")
     p_pos.add_argument("--tweets", type=int, default=2000)
     p_pos.add_argument("--skip-pipeline", action="store_true", help="only (a) and (b)")
@@ -105,7 +112,11 @@ def main() -> None:
                             pairs=args.pairs)
         print(json.dumps(result, indent=2))
         raise SystemExit(0 if result["all_targets_met"] else 1)
-    if args.which == "pos":
+    if args.which == "pipeline":
+        from bench.pipeline import run as run_pipeline
+
+        print(json.dumps(run_pipeline(args.tweets, args.with_hashtags), indent=2))
+    elif args.which == "pos":
         from bench.pos import run
 
         print(json.dumps(run(args.tweets, args.skip_pipeline), indent=2))

@@ -119,6 +119,12 @@ async def _triton_run(texts: list[str], url: str, batch: int, in_flight: int) ->
     return seconds
 
 
+def triton_seconds(texts: list[str], settings, batch: int = 64, in_flight: int = 4) -> float:
+    """Seconds to run both models on ``texts`` through Triton (see ``_triton_run``)."""
+    url = f"{settings.host}:{settings.triton_grpc_port}"
+    return asyncio.run(_triton_run(texts, url, batch, in_flight))
+
+
 def run(n_posts: int, skip_pipeline: bool, beam: int = 4) -> dict:
     from deploy.stack import servers
     from services.settings import Settings
@@ -133,8 +139,7 @@ def run(n_posts: int, skip_pipeline: bool, beam: int = 4) -> dict:
         srv.start(timeout=300)
     for model in MODELS:
         _reload_model(settings, model)
-    url = f"{settings.host}:{settings.triton_grpc_port}"
-    seconds = asyncio.run(_triton_run(texts, url, batch=64, in_flight=4))
+    seconds = triton_seconds(texts, settings)
     result["triton"] = {**_rate(len(texts), seconds), "batch": 64, "in_flight": 4}
     ceiling = result["in_process"]["posts_per_s"]
     result["ratios"] = {"triton_vs_in_process": round(result["triton"]["posts_per_s"] / ceiling, 3)}
@@ -149,15 +154,15 @@ def run(n_posts: int, skip_pipeline: bool, beam: int = 4) -> dict:
         off = bench_pipeline(texts, settings, naive=False, hashtags=True, memory=False)
         naive = bench_pipeline(texts[: max(100, n_posts // 5)], settings, naive=True, hashtags=True)
         result["pipeline"] = {**_rate(pipe["tweets"], pipe["seconds"]),
-                              "worker_log": pipe["worker_log"]}
+                              "worker_log": pipe["log"]}
         result["pipeline_memory_off"] = {**_rate(off["tweets"], off["seconds"]),
-                                         "worker_log": off["worker_log"]}
+                                         "worker_log": off["log"]}
         result["naive"] = {**_rate(naive["tweets"], naive["seconds"]),
-                           "worker_log": naive["worker_log"]}
+                           "worker_log": naive["log"]}
         rate = result["pipeline"]["posts_per_s"]
         result["ratios"]["pipeline_vs_in_process"] = round(rate / ceiling, 3)
         result["ratios"]["pipeline_vs_naive"] = round(rate / result["naive"]["posts_per_s"], 2)
         result["ratios"]["memory_on_vs_off"] = round(
             rate / result["pipeline_memory_off"]["posts_per_s"], 3)
-        result["memory"] = _stack_memory(settings, pipe["worker_rss_mib"])
+        result["memory"] = _stack_memory(settings, pipe["rss_mib"])
     return result

@@ -1,50 +1,170 @@
-"""Throughput of the whole posts pipeline: first message produced -> last one searchable.
+"""Throughput of the whole posts pipeline beside a hand-written peer, in one run.
 
-Each run is an isolated ``deploy.harness.PipelineRun`` (its own topics, consumer group and
-index prefix, so it never mixes with the demo's data): a worker started as in production,
-warmed up with one message, then every tweet produced at once and Elasticsearch polled
-until all of them are searchable.
+    python -m bench pipeline [--tweets 8000] [--with-hashtags]
+
+Paths, each on its own topics, consumer group and index (``deploy.harness.PipelineRun``):
+
+(a) in_process  the model(s) called in this process, batched: the ceiling
+(b) triton      the same texts through Triton over gRPC, batched, several requests in flight
+(c) pipeline    our Faust worker: posts.raw -> tag -> posts.tagged -> index -> Elasticsearch
+(d) peer        ``bench.peer``: a plain aiokafka loop doing the same work with the same
+                models, straight into Elasticsearch
+(e) naive       (c) with one post per Triton request and one request at a time
+
+(c)-(e) are timed from the first message produced until the last one is searchable. For
+each, ``cpu_ms_per_tweet`` is the CPU time (user + system, ``psutil``) every process spent
+over that interval divided by the tweets: the worker or peer, Kafka, Elasticsearch and
+Triton with its model processes. ``outside_models`` subtracts the in-process path's own CPU
+per tweet: what the plumbing costs.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 
 import psutil
 
-from deploy.harness import PipelineRun, post_bytes
-from services.settings import Settings
+from deploy.harness import PipelineRun, Worker, post_bytes, wait_until
+from services.settings import REPO_ROOT, Settings
+
+
+def start_peer(run: PipelineRun, ready_timeout: float = 120) -> Worker:
+    """``python -m bench.peer`` with the run's environment, tracked with its workers (so
+    ``cleanup`` stops it)."""
+    path = run.log_dir / f"{run.name}-peer.log"
+    with path.open("wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "bench.peer"], cwd=REPO_ROOT,
+                                env=run.env, stdout=log, stderr=subprocess.STDOUT)
+    peer = Worker(proc, path)
+    run.workers.append(peer)
+    wait_until(lambda: "peer: ready" in peer.log(), ready_timeout, f"peer ready (log {path})",
+               check=peer.alive)
+    return peer
+
+
+def server_pids(settings: Settings) -> dict[str, list[int]]:
+    """The live processes of each local server (Triton with its model processes)."""
+    from deploy.process import members
+    from deploy.stack import servers
+
+    pids = {}
+    for srv in servers(None, settings):
+        record = srv.record()
+        if record is not None:
+            pids[srv.name] = members(record)
+    return pids
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        try:
+            times = psutil.Process(pid).cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
+
+
+class CpuMeter:
+    """CPU seconds per process group between ``start`` and ``stop``."""
+
+    def __init__(self, groups: dict[str, list[int]]) -> None:
+        self.groups = groups
+        self.began = {name: cpu_seconds(p) for name, p in groups.items()}
+
+    def ms_per_item(self, items: int) -> dict[str, float]:
+        spent = {name: (cpu_seconds(p) - self.began[name]) * 1000 / items
+                 for name, p in self.groups.items()}
+        spent = {name: round(ms, 3) for name, ms in spent.items()}
+        spent["total"] = round(sum(spent.values()), 3)
+        return spent
 
 
 def bench_pipeline(texts: list[str], settings: Settings, naive: bool, hashtags: bool = False,
-                   timeout: float = 900, memory: bool = True) -> dict:
-    """Tweets per second through Kafka -> Faust -> Triton -> Kafka -> Faust -> Elasticsearch.
+                   timeout: float = 900, memory: bool = True, runner: str = "worker") -> dict:
+    """Tweets per second through Kafka -> ``runner`` (our Faust worker, or the peer) ->
+    Triton -> Elasticsearch, and the CPU each process spent per tweet.
 
-    With ``hashtags`` the worker calls the POS tagger and the hashtag generator for every
-    post (the default deployment); without, only the POS tagger (NLP_HASHTAG_MODEL="");
+    With ``hashtags`` the posts go through the POS tagger and the hashtag generator (the
+    default deployment); without, only the POS tagger (NLP_HASHTAG_MODEL="");
     ``naive``: one post per Triton request, one request at a time; ``memory`` False: the
     hashtag memory off (NLP_HASHTAG_MEMORY=0)."""
     env = {"NLP_HASHTAG_MODEL": "hashtag_generator" if hashtags else "",
            "NLP_HASHTAG_MEMORY": "1" if memory else "0"}
     if naive:
         env.update(NLP_TAG_BATCH="1", NLP_TRITON_CONCURRENCY="1")
-    run = PipelineRun.create(settings, f"bench-{'naive' if naive else 'batched'}", **env)
+    label = "naive" if naive else runner
+    run = PipelineRun.create(settings, f"bench-{label}", **env)
     try:
-        worker = run.start_worker()
+        proc = run.start_worker() if runner == "worker" else start_peer(run)
         run.produce([(b"warmup", post_bytes("warmup", "hi"))])
         if not run.wait_indexed(["warmup"], timeout=180):
             raise TimeoutError("the warm-up post was not indexed within 180 s")
         ids = [f"{run.name}-{i}" for i in range(len(texts))]
         items = [(i.encode(), post_bytes(i, t)) for i, t in zip(ids, texts, strict=True)]
+        meter = CpuMeter({runner: [proc.proc.pid], **server_pids(settings)})
         began = time.perf_counter()
         run.produce(items)
         if not run.wait_indexed(ids, timeout=timeout, poll=0.25, refresh=False):
             raise TimeoutError(f"not all {len(ids)} posts indexed within {timeout}s")
         seconds = time.perf_counter() - began
-        worker_rss = psutil.Process(worker.proc.pid).memory_info().rss
-        log_path = str(worker.log_path)
+        cpu = meter.ms_per_item(len(texts))
+        rss = psutil.Process(proc.proc.pid).memory_info().rss
+        log_path = str(proc.log_path)
     finally:
         run.cleanup()
     return {"tweets": len(texts), "seconds": round(seconds, 3),
-            "tweets_per_s": round(len(texts) / seconds, 1),
-            "worker_rss_mib": round(worker_rss / 2**20), "worker_log": log_path}
+            "tweets_per_s": round(len(texts) / seconds, 1), "cpu_ms_per_tweet": cpu,
+            "rss_mib": round(rss / 2**20), "log": log_path}
+
+
+def run(n_tweets: int, with_hashtags: bool) -> dict:
+    """All five paths on the same tweets, in one invocation (see the module docstring)."""
+    from bench import hashtag, pos
+    from deploy.stack import servers
+
+    settings = Settings.from_env()
+    texts = pos.load_texts(n_tweets)
+    models = hashtag.MODELS if with_hashtags else ("pos_tagger",)
+    result: dict = {"benchmark": "pipeline", "machine_cores": pos._cores(),
+                    "models": list(models), "tweets": len(texts)}
+    began = time.process_time()
+    if with_hashtags:
+        result["in_process"] = hashtag.bench_in_process(texts, with_pos=True, beam=4)
+        result["in_process"]["tweets_per_s"] = result["in_process"].pop("posts_per_s")
+    else:
+        result["in_process"] = pos.bench_in_process(texts, passes=1)
+    model_ms = (time.process_time() - began) * 1000 / len(texts)  # includes the warm-up
+    result["in_process"]["cpu_ms_per_tweet"] = round(model_ms, 3)
+    for srv in servers(None, settings):
+        srv.start(timeout=300)
+    for model in models:
+        pos._reload_model(settings, model)
+    if with_hashtags:
+        seconds = hashtag.triton_seconds(texts, settings)
+        result["triton"] = {"seconds": round(seconds, 3),
+                            "tweets_per_s": round(len(texts) / seconds, 1)}
+    else:
+        result["triton"] = pos.bench_triton(texts, f"{settings.host}:{settings.triton_grpc_port}")
+    for path, runner, naive in (("pipeline", "worker", False), ("peer", "peer", False),
+                                ("naive", "worker", True)):
+        for model in models:  # every path starts with the same cold caches
+            pos._reload_model(settings, model)
+        chosen = texts[: max(200, len(texts) // 8)] if naive else texts
+        result[path] = bench_pipeline(chosen, settings, naive=naive, hashtags=with_hashtags,
+                                      runner=runner)
+        cpu = result[path]["cpu_ms_per_tweet"]
+        cpu["outside_models"] = round(cpu["total"] - model_ms, 3)
+    rate = {p: result[p]["tweets_per_s"] for p in ("in_process", "triton", "pipeline", "peer",
+                                                   "naive")}
+    result["ratios"] = {
+        "triton_vs_in_process": round(rate["triton"] / rate["in_process"], 3),
+        "pipeline_vs_in_process": round(rate["pipeline"] / rate["in_process"], 3),
+        "pipeline_vs_peer": round(rate["pipeline"] / rate["peer"], 3),
+        "pipeline_vs_naive": round(rate["pipeline"] / rate["naive"], 2),
+    }
+    result["memory"] = pos._stack_memory(settings, result["pipeline"]["rss_mib"])
+    return result

@@ -6,7 +6,8 @@
 (b) triton      the same texts through Triton over gRPC, batched, several requests in flight
 (c) pipeline    Kafka -> Faust worker -> Triton -> Kafka -> Faust -> Elasticsearch, from the
                 first message produced until the last one is searchable
-(d) naive       the same pipeline with one Triton request per message and none in flight
+(d) peer        the same work by a hand-written aiokafka loop (``bench.peer``)
+(e) naive       the same pipeline with one Triton request per message and none in flight
                 concurrently (NLP_TAG_BATCH_SIZE=1, NLP_TAG_IN_FLIGHT=1)
 
 Prints one JSON object: rates, the ratios the targets are stated in, and the resident
@@ -119,11 +120,14 @@ def run(n_tweets: int, skip_pipeline: bool) -> dict:
         _reload_model(settings)
         result["pipeline"] = bench_pipeline(texts, settings, naive=False)
         _reload_model(settings)
+        result["peer"] = bench_pipeline(texts, settings, naive=False, runner="peer")
+        _reload_model(settings)
         result["naive"] = bench_pipeline(texts[: max(200, n_tweets // 4)], settings, naive=True)
         pipe, naive = result["pipeline"]["tweets_per_s"], result["naive"]["tweets_per_s"]
         result["ratios"]["pipeline_vs_in_process"] = round(pipe / ceiling, 3)
+        result["ratios"]["pipeline_vs_peer"] = round(pipe / result["peer"]["tweets_per_s"], 3)
         result["ratios"]["pipeline_vs_naive"] = round(pipe / naive, 2)
-        result["memory"] = _stack_memory(settings, result["pipeline"]["worker_rss_mib"])
+        result["memory"] = _stack_memory(settings, result["pipeline"]["rss_mib"])
     return result
 
 
