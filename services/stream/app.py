@@ -19,7 +19,8 @@ Failure modes and what covers them:
   long, and ``broker_commit_livelock_soft_timeout`` warns when offsets stop advancing
   while messages are in flight -- both are the operator's signal, not a crash.
   ``stream_buffer_maxsize`` bounds the prefetch so a stalled agent does not hoard memory
-  and starve the other agent.
+  and starve the other agent (4,096 records, ~4 MB of posts; 1,024 starved the indexer
+  behind a raw backlog: the consumer blocks on a full buffer, see docs/benchmarks.md).
 - Rebalance/restart reprocessing: at-least-once by design (offsets committed after the
   downstream write). Reprocessed posts are re-tagged and re-published with the same key
   and re-indexed under the same ``_id``: harmless. Because of that, ``stream_wait_empty``
@@ -73,7 +74,7 @@ def create_app(cfg: PipelineConfig) -> faust.App:
         broker_max_poll_interval=600.0,
         broker_commit_livelock_soft_timeout=120.0,
         stream_processing_timeout=120.0,
-        stream_buffer_maxsize=max(1024, 4 * cfg.index_batch_size),
+        stream_buffer_maxsize=max(4096, 4 * cfg.index_batch_size),
         stream_wait_empty=False,
         topic_partitions=4,
         broker_credentials=KafkaSecurity.from_env().faust_credentials(),
@@ -114,7 +115,7 @@ def build(cfg: PipelineConfig) -> faust.App:
     stage.register(
         app, lambda: TagPosts.connect(cfg), "tag_posts", raw_topic(app, t.posts_raw),
         raw_topic(app, t.posts_tagged), raw_topic(app, t.posts_raw_dlq),
-        cfg.tag_batch_size, cfg.tag_batch_within, cfg.retry,
+        cfg.tag_batch_size, cfg.tag_batch_within, cfg.retry, cfg.tag_agents,
     )
     indexing.register(
         app, cfg.servers.es_url, cfg.index_prefix, indexing.POSTS, cfg.index_batch_size,

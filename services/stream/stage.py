@@ -166,11 +166,12 @@ async def handle_batch(stage: Stage[P, R], origins: Sequence[Origin], out: faust
 
 def register(app: faust.App, make_stage: Callable[[], Stage[P, R]], name: str,
              source: faust.TopicT, out: faust.TopicT, dlq: faust.TopicT, batch_size: int,
-             within: float, retry: RetryPolicy) -> None:
+             within: float, retry: RetryPolicy, concurrency: int = 1) -> None:
     """Attach the agent ``name`` running the stage ``make_stage()`` to ``app``. The stage
-    is made inside the agent: its Triton clients need the running event loop."""
+    is made inside the agent: its Triton clients need the running event loop. With
+    ``concurrency`` > 1, that many actors each run a stage on their own batches."""
 
-    @app.agent(source, name=name)
+    @app.agent(source, name=name, concurrency=concurrency)
     async def run_stage(stream: faust.StreamT) -> None:
         stage = make_stage()
         try:
