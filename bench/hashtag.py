@@ -39,7 +39,7 @@ def _rate(n: int, seconds: float) -> dict:
 SERVED_N_BEST = 3  # model_repository/hashtag_generator/config.pbtxt
 
 
-def bench_in_process(texts: list[str], with_pos: bool, beam: int) -> dict:
+def bench_in_process(texts: list[str], with_pos: bool, beam: int, threads: int = 2) -> dict:
     import torch
 
     from nlp_models.hashtag.serving import HashtagService
@@ -47,7 +47,7 @@ def bench_in_process(texts: list[str], with_pos: bool, beam: int) -> dict:
     from training.hashtag.evaluate import shipped_checkpoint
     from training.pos.evaluate import shipped_checkpoint as pos_checkpoint
 
-    torch.set_num_threads(2)
+    torch.set_num_threads(threads)
     service = HashtagService(shipped_checkpoint("en").parent, beam=beam, n_best=SERVED_N_BEST)
     tagger = PosPredictor(pos_checkpoint()) if with_pos else None
     warm = warmup_texts()
@@ -62,7 +62,7 @@ def bench_in_process(texts: list[str], with_pos: bool, beam: int) -> dict:
         service.generate(chunk, ["en"] * len(chunk))
     cpu_ms = (time.process_time() - began_cpu) * 1000 / len(texts)
     return {**_rate(len(texts), time.perf_counter() - began), "beam": beam,
-            "cpu_ms_per_post": round(cpu_ms, 3),
+            "cpu_ms_per_post": round(cpu_ms, 3), "torch_threads": threads,
             "models": list(MODELS) if with_pos else ["hashtag_generator"]}
 
 
