@@ -3,7 +3,7 @@
     python -m bench.peer      (configured by the same NLP_* environment as the worker)
 
 One process, one plain loop: an aiokafka consumer takes up to ``NLP_TAG_BATCH`` raw posts,
-the same validation as the worker (``services.posts``) turns bad ones into dead letters,
+the same validation as the worker (``services.stream.posts``) turns bad ones into dead letters,
 the same models tag the rest (``services.stream.tag_posts.Models``: POS tagger, hashtag
 generator and memory, sub-batches in flight at once, a refused batch retried post by post),
 the same document (``_id`` = post id, monthly index) goes to Elasticsearch through
@@ -34,7 +34,7 @@ from services.dlq import Origin, dead_letter, record_key
 from services.es.bulk import make_client
 from services.es.documents import index_name, post_document
 from services.es.template import install_template
-from services.posts import PreparedPost, build_tagged_post, prepare_post
+from services.stream.posts import PreparedPost, build_tagged_post, prepare_post
 from services.stream.tag_posts import Models, TagPosts, Tags
 from services.triton import ModelError
 

@@ -3,7 +3,7 @@
 Failure modes and what covers them:
 
 - Broker outage: aiokafka reconnects by itself; our producers retry sends with backoff
-  (``batching.publish``) and batches stay unacked until delivery, so nothing is committed
+  (``delivery.publish``) and batches stay unacked until delivery, so nothing is committed
   for work that did not reach Kafka. ``producer_request_timeout`` is cut from Faust's 20
   minutes to 60 s so an outage surfaces as logged retries instead of one silent wait.
   ``broker_request_timeout`` > ``broker_session_timeout`` as Faust requires.
@@ -28,7 +28,7 @@ Failure modes and what covers them:
   messages are acked -- forever while a batch waits for a Triton or Elasticsearch outage
   (seen here: SIGTERM during a Triton outage never finished; the same stall is reported
   in Faust's issue tracker as consumers hanging after outages). With it off, the
-  in-flight batch is cancelled, ``batching.hold`` keeps its offsets uncommitted, and the
+  in-flight batch is cancelled, ``delivery.hold`` keeps its offsets uncommitted, and the
   next owner of the partition processes it again.
 - Large messages: producer and fetch limits match the broker's 2 MiB message limit.
 """
@@ -43,7 +43,7 @@ from services.credentials import KafkaSecurity
 from services.limits import MAX_RAW_BYTES
 from services.retry import WAITING
 from services.stream import indexing, metrics, stage
-from services.stream.batching import COUNTS
+from services.stream.delivery import COUNTS
 from services.stream.headline_articles import HeadlineArticles
 from services.stream.tag_posts import TagPosts
 

@@ -3,7 +3,7 @@
 
 Per batch, the full generator gets every article and the constrained generator every
 (article, required phrase) pair, both at the same time (``gather``). Phrases that cannot
-be served become issues on the EnrichedArticle (``services.articles``); if Triton fails a
+be served become issues on the EnrichedArticle (``services.stream.articles``); if Triton fails a
 whole batch, articles are retried one by one so only the culprit is dead-lettered.
 """
 
@@ -14,16 +14,16 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from nlp_models.contract import HeadlineResult
-from services.articles import (
+from services.config import PipelineConfig
+from services.dlq import Origin
+from services.pb import messages_pb2 as pb
+from services.stream.articles import (
     Generated,
     PreparedArticle,
     build_enriched_article,
     headline_language,
     prepare_article,
 )
-from services.config import PipelineConfig
-from services.dlq import Origin
-from services.pb import messages_pb2 as pb
 from services.stream.stage import Item, Stage
 from services.triton import Batch, ConstrainedHeadlineClient, HeadlineClient
 

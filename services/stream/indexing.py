@@ -34,7 +34,7 @@ from services.es.documents import (
 from services.es.template import install_template
 from services.pb import messages_pb2 as pb
 from services.retry import retry_async
-from services.stream.batching import Outgoing, dlq_record, guarded, publish
+from services.stream.delivery import Outgoing, dlq_record, guarded, publish
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from elasticsearch import Elasticsearch
 
-from services.stream.batching import COUNTS
+from services.stream.delivery import COUNTS
 from services.stream.metrics import MEMORY_FALLBACKS, MEMORY_SECONDS
 
 log = logging.getLogger(__name__)

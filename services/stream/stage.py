@@ -11,10 +11,10 @@ build one output record. Everything else is here, once:
   offsets committable" holds trivially and per-key order is kept;
 - isolation: when a model refuses a sub-batch, its items are retried one by one so only
   the culprit is dead-lettered (``MODEL_ERROR``); anything else that fails a batch is
-  isolated by ``batching.guarded``;
+  isolated by ``delivery.guarded``;
 - output: one record per item on the output topic, or a dead letter (``TOO_LARGE`` when
   the built record would exceed the broker's limit); offsets are acked only after every
-  record was delivered (``batching.publish``);
+  record was delivered (``delivery.publish``);
 - logging: one line per batch with counts and time.
 """
 
@@ -35,7 +35,7 @@ import faust
 from services import errors
 from services.config import RetryPolicy
 from services.dlq import Origin
-from services.stream.batching import (
+from services.stream.delivery import (
     Outgoing,
     dlq_record,
     guarded,

@@ -27,16 +27,16 @@ from services.es.bulk import make_client
 from services.es.documents import agreement
 from services.hashtags import Suggestion, is_chinese, memory_language, without_edge_hashtags
 from services.pb import messages_pb2 as pb
-from services.posts import (
+from services.stream.hashtag_scorer import Weights, merge
+from services.stream.memory import HashtagMemory, Probe, Recall
+from services.stream.metrics import record_agreement
+from services.stream.posts import (
     PreparedPost,
     build_tagged_post,
     hashtag_language,
     pos_applies,
     prepare_post,
 )
-from services.stream.hashtag_scorer import Weights, merge
-from services.stream.memory import HashtagMemory, Probe, Recall
-from services.stream.metrics import record_agreement
 from services.stream.stage import Item, Stage
 from services.triton import Batch, HashtagClient, ModelError, PosTaggerClient
 

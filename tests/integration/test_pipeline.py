@@ -546,7 +546,7 @@ def test_stop_during_outage_loses_nothing(
     elasticsearch: ElasticsearchInfo, triton: TritonInfo,
 ) -> None:
     """SIGTERM while a batch waits for Triton: the worker exits, the batch's offsets are
-    not committed (``batching.hold``), and the next worker processes all of it."""
+    not committed (``delivery.hold``), and the next worker processes all of it."""
     triton_port = free_port()
     pipe = make_pipeline(dict(servers, NLP_TRITON_GRPC_PORT=str(triton_port)), tmp_path)
     proxy: TcpProxy | None = None

@@ -8,16 +8,16 @@ import pytest
 
 from nlp_models.contract import HeadlineResult
 from services import errors
-from services.articles import (
+from services.es.documents import article_document, article_index_name
+from services.es.template import mapping_properties
+from services.limits import MAX_PHRASE_CHARS, MAX_PHRASES
+from services.pb import messages_pb2 as pb
+from services.stream.articles import (
     ISSUE_PHRASE_CHARS,
     Generated,
     build_enriched_article,
     prepare_article,
 )
-from services.es.documents import article_document, article_index_name
-from services.es.template import mapping_properties
-from services.limits import MAX_PHRASE_CHARS, MAX_PHRASES
-from services.pb import messages_pb2 as pb
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

@@ -24,8 +24,8 @@ from services.dlq import Origin, is_complete
 from services.limits import MAX_RAW_BYTES
 from services.pb import messages_pb2 as pb
 from services.retry import RetryGaveUp
-from services.stream import batching
-from services.stream.batching import (
+from services.stream import delivery
+from services.stream.delivery import (
     guarded,
     is_transient_kafka,
     output_or_dead_letter,
@@ -97,11 +97,11 @@ def test_a_dead_letter_the_broker_refuses_is_resent_without_bytes_then_dropped()
     assert letter.original_value == b"" and letter.original_value_size == 1000
     assert not is_complete(letter)
 
-    drops = batching.COUNTS["dead_letter_drops"]
+    drops = delivery.COUNTS["dead_letter_drops"]
     refuses_all = FakeTopic(lambda k, v: ProducerSendError("x"))
     batch = events(3)
     asyncio.run(guarded(batch, handle, refuses_all, FAST, "t"))  # type: ignore[arg-type]
-    assert batching.COUNTS["dead_letter_drops"] == drops + 3
+    assert delivery.COUNTS["dead_letter_drops"] == drops + 3
     assert all(e.message.refcount == 1 for e in batch)  # never a held batch
 
 
@@ -124,7 +124,7 @@ def test_a_huge_key_and_value_make_a_dead_letter_that_fits_the_topic() -> None:
     asyncio.run(send_dead_letters(dlq, [(origin, errors.INVALID, "key too long")],  # type: ignore[arg-type]
                                   FAST, "t"))
     [(key, value)] = dlq.sent
-    assert len(key) + len(value) < MAX_RAW_BYTES - batching.RECORD_OVERHEAD
+    assert len(key) + len(value) < MAX_RAW_BYTES - delivery.RECORD_OVERHEAD
     assert key == b"sha256:" + hashlib.sha256(origin.key).hexdigest().encode()
     letter = pb.DeadLetter.FromString(value)
     assert letter.original_key_size == 1_500_000 and len(letter.original_key) == 512

@@ -10,7 +10,7 @@ from nlp_models.contract import HashtagResult, TaggedToken, TagResult
 from services import errors
 from services.limits import MAX_ID_BYTES
 from services.pb import messages_pb2 as pb
-from services.posts import (
+from services.stream.posts import (
     build_tagged_post,
     hashtag_language,
     pos_applies,

@@ -1,4 +1,4 @@
-"""Retry policy, Triton output parsing, bulk classification, batching helpers (no servers)."""
+"""Retry policy, Triton output parsing, bulk classification, delivery helpers (no servers)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from services.dlq import Origin
 from services.es.bulk import BulkItem, classify
 from services.pb import messages_pb2 as pb
 from services.retry import RetryGaveUp, retry_async
-from services.stream.batching import guarded
+from services.stream.delivery import guarded
 from services.stream.stage import Item, split_valid, sub_batches
 from services.stream.tag_posts import TagPosts
 from services.triton import ModelError, is_transient, parse_hashtags_json, parse_tags_json
