@@ -45,22 +45,22 @@ def warmup_texts() -> list[str]:
 
 
 def bench_in_process(texts: list[str], passes: int = 3) -> dict:
-    """The median of `passes` timed passes, each by a fresh predictor (cold token caches)
+    """The median of `passes` timed passes, each by a fresh service (cold token caches)
     after its warm-up: one pass on a shared 2-core machine varies by ~10 %."""
     import statistics
 
     import torch
 
-    from nlp_models.pos.predictor import PosPredictor
+    from nlp_models.pos.serving import PosService
     from training.pos.evaluate import shipped_checkpoint
 
     torch.set_num_threads(1)
     seconds, cpu = [], 0.0
     for _ in range(passes):
-        predictor = PosPredictor(shipped_checkpoint())
-        predictor.tag_texts(warmup_texts())  # TorchScript specializes on its first calls
+        service = PosService(shipped_checkpoint())  # what Triton's instance runs
+        service.tag(warmup_texts())  # TorchScript specializes on its first calls
         began, began_cpu = time.perf_counter(), time.process_time()
-        tagged = predictor.tag_texts(texts)
+        tagged = service.tag(texts)
         seconds.append(time.perf_counter() - began)
         cpu += time.process_time() - began_cpu
     tokens = sum(len(t.tokens) for t in tagged)

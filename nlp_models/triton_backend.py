@@ -11,7 +11,6 @@ the model has one per language).
 
 import json
 import os
-from dataclasses import replace
 
 import numpy as np
 import triton_python_backend_utils as pb_utils
@@ -30,7 +29,6 @@ from nlp_models.contract import (
     headlines_to_json,
     tags_to_json,
 )
-from nlp_models.limits import MAX_POST_CHARS
 
 
 def string_responses(rows: list[str], sizes: list[int], output: str) -> list:
@@ -83,14 +81,14 @@ def setup_instance(args: dict) -> tuple[dict[str, str], str]:
 
 class PosTagger:
     """pos_tagger: TEXT -> TAGS_JSON (`{"tokens": [[text, start, end, ptb, ark], ...],
-    "truncated": bool}`). A model trained with ARK word clusters reads the cluster file from
-    $NLP_POS_CLUSTERS (set by deploy/triton.py and the image)."""
+    "truncated": bool}`; nlp_models/pos/serving.py). A model trained with ARK word clusters
+    reads the cluster file from $NLP_POS_CLUSTERS (set by deploy/triton.py and the image)."""
 
     def initialize(self, args):
-        from nlp_models.pos.predictor import PosPredictor
+        from nlp_models.pos.serving import PosService
 
         params, version_dir = setup_instance(args)
-        self.predictor = PosPredictor(os.path.join(version_dir, params["checkpoint"]))
+        self.service = PosService(os.path.join(version_dir, params["checkpoint"]))
 
     def execute(self, requests):
         texts, sizes = [], []
@@ -98,14 +96,11 @@ class PosTagger:
             decoded = string_input(request, TEXT)
             texts += decoded
             sizes.append(len(decoded))
-        cut = [t[:MAX_POST_CHARS] for t in texts]  # longer ones are flagged `truncated`
-        out = [tags_to_json(replace(result, truncated=result.truncated or len(short) < len(text)))
-               for text, short, result in zip(texts, cut, self.predictor.tag_texts(cut),
-                                              strict=True)]
+        out = [tags_to_json(result) for result in self.service.tag(texts)]
         return string_responses(out, sizes, TAGS_JSON)
 
     def finalize(self):
-        self.predictor = None
+        self.service = None
 
 
 class HashtagGenerator:

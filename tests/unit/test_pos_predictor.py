@@ -5,6 +5,7 @@ import torch
 
 from nlp_models.pos.features import encode_tokens
 from nlp_models.pos.predictor import PosPredictor, save_checkpoint
+from nlp_models.pos.serving import PosService
 
 from .test_pos_model import SENTS, VOCABS, make_model
 
@@ -46,6 +47,16 @@ def test_raw_texts_are_tokenized_with_offsets_and_long_ones_flagged(tmp_path):
     assert short.tokens[0].ptb and short.tokens[0].ark  # both heads tag every token
     assert empty.tokens == () and not empty.truncated
     assert long.truncated and len(long.tokens) == 128
+
+
+def test_the_service_tags_a_text_over_the_serving_limit_on_its_prefix_and_flags_it(tmp_path):
+    path = tmp_path / "tagger.pt"
+    save_checkpoint(path, make_model("dcnn"), VOCABS, {})
+    service = PosService(path, max_chars=12)
+    fits, cut = service.tag(["so cool lol", "so cool lol and more words"])
+    assert not fits.truncated
+    assert cut.truncated and max(t.end for t in cut.tokens) <= 12
+    assert [t.text for t in cut.tokens] == [t.text for t in fits.tokens]
 
 
 def test_a_hashtag_is_HT_in_the_ptb_tagset_and_left_to_the_model_in_ark(tmp_path):
