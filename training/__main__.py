@@ -59,8 +59,11 @@ from __future__ import annotations
 import argparse
 import json
 
-from training.commands import adapt, data, refresh
+from training.commands import adapt, data, headline_rules, refresh, tune
 from training.paths import REPO_ROOT
+
+#: subcommands that live in their own module (add_parsers, COMMANDS, run)
+COMMAND_MODULES = (refresh, adapt, data, headline_rules, tune)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -165,9 +168,8 @@ def main(argv: list[str] | None = None) -> None:
     p_cmp.add_argument("--allow-repeats", action="store_true",
                        help="switch off the decoding rules against repeats, as in evaluate")
 
-    refresh.add_parsers(sub)
-    adapt.add_parsers(sub)
-    data.add_parsers(sub)
+    for module in COMMAND_MODULES:
+        module.add_parsers(sub)
 
     p_base = sub.add_parser("baseline", help="simple baselines (pos: most frequent tag; "
                             "hashtag: Ext.TFIDF and the most frequent training hashtags; "
@@ -196,82 +198,6 @@ def main(argv: list[str] | None = None) -> None:
     p_insp.add_argument("--triton", metavar="HOST:PORT",
                         help="versions: Triton's HTTP address (default: the configured one)")
 
-    p_ww = sub.add_parser("whole-words", help="headline (English full generator): copy a "
-                          "checkpoint with its decoding settings: the training word list, which "
-                          "turns the whole-word rule on (nlp_models/headline/wholewords.py), the "
-                          "unsupported-name and length penalties")
-    p_ww.add_argument("--checkpoint", required=True)
-    p_ww.add_argument("--out", required=True, help="e.g. runs/<run>_ww/best.pt")
-    p_ww.add_argument("--train-data", action="append", metavar="FILE",
-                      help="training JSONL (repeatable; default <data>/headline/en/train.jsonl)")
-    p_ww.add_argument("--min-count", type=int, default=1, metavar="N",
-                      help="keep only the words --train-data has N times or more (rarer ones "
-                           "are often pieces of broken words: 'mus', 'canc')")
-    p_ww.add_argument("--unsupported-penalty", type=float, default=0.0, metavar="X",
-                      help="also store the faithfulness penalty decoding applies to names the "
-                           "article lacks (wholewords.py; 0 = off)")
-    p_ww.add_argument("--length-penalty", type=float, metavar="A",
-                      help="also store beam search's length-penalty alpha (default: the "
-                           "language's, decode.length_penalty)")
-
-    p_pick = sub.add_parser("picker", help="headline (Chinese full generator): train the "
-                            "clause picker (nlp_models/headline/picker.py) and store it in a "
-                            "copy of a generator checkpoint, which then serves the picked span "
-                            "of the article as its best headline")
-    p_pick.add_argument("--config", default=str(REPO_ROOT / "training/configs/picker_zh.toml"))
-    p_pick.add_argument("--checkpoint", required=True, help="a Chinese generator checkpoint")
-    p_pick.add_argument("--out", required=True, help="e.g. runs/picker_zh/best.pt")
-    p_pick.add_argument("--rules", type=int, metavar="N",
-                        help="train nothing: copy --checkpoint, whose picker then builds its "
-                             "candidates under rules N (nlp_models/headline/picker.py: RULES)")
-
-    p_lead = sub.add_parser("lead", help="headline (English full generator): store the lead "
-                            "rule (nlp_models/headline/lead.py) in a copy of a generator "
-                            "checkpoint, which then serves a clause of the article's first "
-                            "sentence first when it judges it nearly as likely as its own")
-    p_lead.add_argument("--checkpoint", required=True, help="an English generator checkpoint")
-    p_lead.add_argument("--tune-on", metavar="FILE", help="choose spans, margin and length "
-                        "bonus by ROUGE-L F on this JSONL (a newsroom's held-out pairs) "
-                        "instead of giving them")
-    p_lead.add_argument("--margin", type=float, metavar="M",
-                        help="how far (mean log-probability per token) below the generated "
-                             "headline a clause may be judged and still go first")
-    p_lead.add_argument("--length-bonus", type=float, metavar="B",
-                        help="added to a clause's judge score, in proportion to its length "
-                             "up to 15 words")
-    p_lead.add_argument("--spans", choices=["clauses", "trimmed"], default="clauses",
-                        help="what the lead offers: its clause runs, or the lead trimmed to "
-                        "a headline (nlp_models/headline/trim.py)")
-    p_lead.add_argument("--target", type=int, default=12,
-                        help="--spans trimmed: the house's headline length in words")
-    p_lead.add_argument("--out", required=True, help="e.g. runs/lead_en/best.pt")
-
-    p_tune = sub.add_parser("tune", help="hashtag: choose the served prior weight and "
-                            "threshold on dev sets, writes a checkpoint carrying them; "
-                            "hashtag-memory: choose the scorer's weights on a dev stream")
-    p_tune.add_argument("task", choices=["hashtag", "hashtag-memory"])
-    p_tune.add_argument("--checkpoint", help="hashtag: e.g. runs/<run>/best.pt")
-    p_tune.add_argument("--dev", action="append", metavar="FILE",
-                        help="hashtag: dev JSONL (repeat: in-distribution and held-out-source "
-                        "dev)")
-    p_tune.add_argument("--data", help="hashtag-memory: a dev stream of `data hashtag-stream`")
-    p_tune.add_argument("--lang", choices=["en", "zh"], help="hashtag-memory: its language")
-    p_tune.add_argument("--limit", type=int, help="hashtag-memory: first N posts")
-    p_tune.add_argument("--out", help="hashtag: e.g. runs/<run>/tuned.pt; hashtag-memory: "
-                        "the full grid as JSON")
-    p_tune.add_argument("--beam", type=int, default=4, help="the serving beam (default 4)")
-    p_tune.add_argument("--n-best", type=int, default=3,
-                        help="sequences whose hashtags are served (the served n_best, 3)")
-    p_tune.add_argument("--max-len", type=int, metavar="N",
-                        help="the beam's longest hypothesis in tokens (default: the model's "
-                             "max_target)")
-    p_tune.add_argument("--posts", type=int, default=1000, help="first N posts of each file")
-    p_tune.add_argument("--held-out", metavar="FILE",
-                        help="the --dev file from held-out sources, on which the "
-                        "keyword and generator scores are calibrated (default: the "
-                        "checkpoint's dev_ood_file)")
-    p_tune.add_argument("--threads", type=int, default=2, help="torch threads")
-
     p_emb = sub.add_parser("embeddings", help="pos: word2vec on unlabeled tweets (gensim)")
     p_emb.add_argument("task", choices=["pos"])
     p_emb.add_argument("--out", default=str(REPO_ROOT / "runs" / "embeddings" /
@@ -280,9 +206,7 @@ def main(argv: list[str] | None = None) -> None:
     p_emb.add_argument("--epochs", type=int, default=5)
 
     args = parser.parse_args(argv)
-    if args.command in refresh.COMMANDS:
-        raise SystemExit(refresh.run(args))
-    for module in (adapt, data):
+    for module in COMMAND_MODULES:
         if args.command in module.COMMANDS:
             raise SystemExit(module.run(args))
     need = {"pos": "tagset", "hashtag": "lang",
@@ -331,47 +255,6 @@ def main(argv: list[str] | None = None) -> None:
         from training.pos.baseline import evaluate_baseline
 
         print(json.dumps(evaluate_baseline(args.data, args.tagset)))
-    elif args.command == "whole-words":
-        from training.headline.evaluate import default_training_files
-        from training.headline.quality import add_word_list
-
-        print(json.dumps(add_word_list(args.checkpoint, args.out, args.train_data,
-                                       args.unsupported_penalty, args.length_penalty,
-                                       default_training_files("en"), args.min_count)))
-    elif args.command == "picker":
-        from training.headline.picker import set_rules, train_picker
-
-        if args.rules is not None:
-            print(json.dumps(set_rules(args.checkpoint, args.rules, args.out)))
-        else:
-            print(json.dumps(train_picker(args.config, args.checkpoint, args.out)))
-    elif args.command == "lead":
-        from training.headline.lead import set_lead
-
-        if args.tune_on:
-            from training.headline.lead import tune_and_set
-
-            print(json.dumps(tune_and_set(args.checkpoint, args.tune_on, args.out)))
-        elif args.margin is None or args.length_bonus is None:
-            parser.error("lead needs --margin and --length-bonus, or --tune-on FILE")
-        else:
-            print(json.dumps(set_lead(args.checkpoint, args.margin, args.length_bonus,
-                                      args.out, args.spans, args.target)))
-    elif args.command == "tune" and args.task == "hashtag-memory":
-        from training.hashtag.memory_tune import main as tune_memory
-
-        if not (args.data and args.lang):
-            parser.error("tune hashtag-memory needs --data and --lang")
-        print(json.dumps(tune_memory(args.data, args.lang, args.limit, args.out),
-                         ensure_ascii=False))
-    elif args.command == "tune":
-        from training.hashtag.tune import tune
-
-        if not (args.checkpoint and args.dev and args.out):
-            parser.error("tune hashtag needs --checkpoint, --dev and --out")
-        print(json.dumps(tune(args.checkpoint, args.dev, args.out, args.beam, args.n_best,
-                              args.posts, args.threads, args.max_len, args.held_out),
-                         ensure_ascii=False))
     elif args.command == "embeddings":
         from training.pos.embeddings import train_embeddings
 

@@ -1,0 +1,58 @@
+"""``tune``: choose serving settings on dev data after training: the hashtag generator's
+prior weight and threshold (a checkpoint carrying them), or the hashtag memory scorer's
+weights on a dev stream. Prints its result as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+COMMANDS = ("tune",)
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    p_tune = sub.add_parser("tune", help="hashtag: choose the served prior weight and "
+                            "threshold on dev sets, writes a checkpoint carrying them; "
+                            "hashtag-memory: choose the scorer's weights on a dev stream")
+    p_tune.add_argument("task", choices=["hashtag", "hashtag-memory"])
+    p_tune.add_argument("--checkpoint", help="hashtag: e.g. runs/<run>/best.pt")
+    p_tune.add_argument("--dev", action="append", metavar="FILE",
+                        help="hashtag: dev JSONL (repeat: in-distribution and held-out-source "
+                        "dev)")
+    p_tune.add_argument("--data", help="hashtag-memory: a dev stream of `data hashtag-stream`")
+    p_tune.add_argument("--lang", choices=["en", "zh"], help="hashtag-memory: its language")
+    p_tune.add_argument("--limit", type=int, help="hashtag-memory: first N posts")
+    p_tune.add_argument("--out", help="hashtag: e.g. runs/<run>/tuned.pt; hashtag-memory: "
+                        "the full grid as JSON")
+    p_tune.add_argument("--beam", type=int, default=4, help="the serving beam (default 4)")
+    p_tune.add_argument("--n-best", type=int, default=3,
+                        help="sequences whose hashtags are served (the served n_best, 3)")
+    p_tune.add_argument("--max-len", type=int, metavar="N",
+                        help="the beam's longest hypothesis in tokens (default: the model's "
+                             "max_target)")
+    p_tune.add_argument("--posts", type=int, default=1000, help="first N posts of each file")
+    p_tune.add_argument("--held-out", metavar="FILE",
+                        help="the --dev file from held-out sources, on which the "
+                        "keyword and generator scores are calibrated (default: the "
+                        "checkpoint's dev_ood_file)")
+    p_tune.add_argument("--threads", type=int, default=2, help="torch threads")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.task == "hashtag-memory":
+        from training.hashtag.memory_tune import main as tune_memory
+
+        if not (args.data and args.lang):
+            raise SystemExit("python -m training tune hashtag-memory: give --data and --lang")
+        print(json.dumps(tune_memory(args.data, args.lang, args.limit, args.out),
+                         ensure_ascii=False))
+    else:
+        from training.hashtag.tune import tune
+
+        if not (args.checkpoint and args.dev and args.out):
+            raise SystemExit("python -m training tune hashtag: give --checkpoint, --dev and "
+                             "--out")
+        print(json.dumps(tune(args.checkpoint, args.dev, args.out, args.beam, args.n_best,
+                              args.posts, args.threads, args.max_len, args.held_out),
+                         ensure_ascii=False))
+    return 0
