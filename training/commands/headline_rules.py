@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from training.commands import usage_error
 from training.paths import REPO_ROOT
 
 COMMANDS = ("whole-words", "picker", "lead")
@@ -88,8 +89,8 @@ def run(args: argparse.Namespace) -> int:
 
             print(json.dumps(tune_and_set(args.checkpoint, args.tune_on, args.out)))
         elif args.margin is None or args.length_bonus is None:
-            raise SystemExit("python -m training lead: give --margin and --length-bonus, "
-                             "or --tune-on FILE")
+            return usage_error("lead", "lead needs --margin and --length-bonus, or "
+                               "--tune-on FILE")
         else:
             print(json.dumps(set_lead(args.checkpoint, args.margin, args.length_bonus,
                                       args.out, args.spans, args.target)))

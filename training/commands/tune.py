@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from training.commands import usage_error
+
 COMMANDS = ("tune",)
 
 
@@ -43,15 +45,14 @@ def run(args: argparse.Namespace) -> int:
         from training.hashtag.memory_tune import main as tune_memory
 
         if not (args.data and args.lang):
-            raise SystemExit("python -m training tune hashtag-memory: give --data and --lang")
+            return usage_error("tune", "tune hashtag-memory needs --data and --lang")
         print(json.dumps(tune_memory(args.data, args.lang, args.limit, args.out),
                          ensure_ascii=False))
     else:
         from training.hashtag.tune import tune
 
         if not (args.checkpoint and args.dev and args.out):
-            raise SystemExit("python -m training tune hashtag: give --checkpoint, --dev and "
-                             "--out")
+            return usage_error("tune", "tune hashtag needs --checkpoint, --dev and --out")
         print(json.dumps(tune(args.checkpoint, args.dev, args.out, args.beam, args.n_best,
                               args.posts, args.threads, args.max_len, args.held_out),
                          ensure_ascii=False))
