@@ -36,7 +36,7 @@ if [[ ! -x .venv/bin/python ]]; then
 fi
 say "installing Python dependencies (torch is large: the first run downloads ~3 GB)"
 .venv/bin/pip install -q --upgrade pip
-.venv/bin/pip install -q -c requirements.lock -e '.[dev]'
+.venv/bin/pip install -q -c requirements.lock -e '.[models,dev]'
 
 # grpcurl: a gRPC client nobody here wrote, used by a test to prove the headline API works
 # from outside Python (through server reflection). Built from the Go module proxy.
