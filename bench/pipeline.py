@@ -122,7 +122,7 @@ def bench_pipeline(texts: list[str], settings: Settings, naive: bool, hashtags: 
     env = {"NLP_HASHTAG_MODEL": "hashtag_generator" if hashtags else "",
            "NLP_HASHTAG_MEMORY": "1" if memory else "0"}
     if naive:
-        env.update(NLP_TAG_BATCH="1", NLP_TRITON_CONCURRENCY="1", NLP_TAG_AGENTS="1")
+        env.update(NLP_TAG_BATCH="1", NLP_TRITON_CONCURRENCY="1", NLP_TAG_IN_FLIGHT="1")
     label = "naive" if naive else runner
     run = PipelineRun.create(settings, f"bench-{label}", **env)
     try:

@@ -136,8 +136,7 @@ class PipelineConfig:
     tag_batch_size: int = 256  # measured: 64 gave 161 tweets/s through the pipeline, 256 gave 232
     tag_batch_within: float = 0.2
     triton_concurrency: int = 4
-    tag_agents: int = 4  # tag_posts batches in flight per worker (Faust agent concurrency;
-    # 1 vs 4 measured in docs/benchmarks.md)
+    tag_in_flight: int = 4  # tag_posts batches in flight per worker (1 vs 4 in docs/benchmarks.md)
     triton_timeout: float = 60.0
     index_batch_size: int = 256
     index_batch_within: float = 0.5
@@ -185,7 +184,7 @@ class PipelineConfig:
             tag_batch_within=float(e.get("NLP_TAG_WITHIN", d.tag_batch_within)),
             triton_concurrency=max(1, int(e.get("NLP_TRITON_CONCURRENCY",
                                                 d.triton_concurrency))),
-            tag_agents=max(1, int(e.get("NLP_TAG_AGENTS", d.tag_agents))),
+            tag_in_flight=max(1, int(e.get("NLP_TAG_IN_FLIGHT", d.tag_in_flight))),
             index_batch_size=int(e.get("NLP_INDEX_BATCH", d.index_batch_size)),
             index_batch_within=float(e.get("NLP_INDEX_WITHIN", d.index_batch_within)),
             retry=RetryPolicy(max_wait=float(max_wait) if max_wait else None),

@@ -115,7 +115,7 @@ def build(cfg: PipelineConfig) -> faust.App:
     stage.register(
         app, lambda: TagPosts.connect(cfg), "tag_posts", raw_topic(app, t.posts_raw),
         raw_topic(app, t.posts_tagged), raw_topic(app, t.posts_raw_dlq),
-        cfg.tag_batch_size, cfg.tag_batch_within, cfg.retry, cfg.tag_agents,
+        cfg.tag_batch_size, cfg.tag_batch_within, cfg.retry, cfg.tag_in_flight,
     )
     indexing.register(
         app, cfg.servers.es_url, cfg.index_prefix, indexing.POSTS, cfg.index_batch_size,

@@ -7,11 +7,20 @@ That alone is not enough: when the worker stops (or the stream is stopped for an
 reason) Faust closes the ``take_events`` generator while the agent is still inside the
 batch, and the generator's cleanup acks the whole batch -- observed in the integration
 test ``test_stop_during_outage_loses_nothing``: offsets of a batch still waiting for
-Triton were committed on SIGTERM, and those posts were lost. So ``guarded`` holds one
+Triton were committed on SIGTERM, and those posts were lost. So ``InOrder`` holds one
 extra reference on every message of the batch while it runs and drops it only when the
 batch is done; a cleanup ack of an unfinished batch is then never the final ack, its
 offsets stay uncommitted and the batch is redelivered (harmless: downstream writes are
 idempotent by key / ``_id``).
+
+Several batches in flight (``InOrder``): while one batch waits for Triton, the agent takes
+and starts the next ones, but releases them strictly in the order they were taken. Faust
+commits the first run of consecutive acked offsets of a partition and checks that the run
+starts at the committed offset only when one was committed before and by "more than one"
+(faust-streaming 0.15.3, ``Consumer._new_offset``): acks out of order commit past a batch
+still in flight, and a stop then loses it -- observed with four Faust actors per agent,
+``test_restart_mid_stream_indexes_each_post_exactly_once`` lost posts in CI. One actor
+releasing in order never leaves a gap behind an acked offset.
 
 Poison messages (a record that makes the batch body raise: a bug, an output the broker
 refuses) must neither stall the partition nor take good messages with them. ``guarded``
@@ -134,9 +143,12 @@ def hold(events: Sequence[EventT]) -> None:
 
 
 def release(events: Sequence[EventT]) -> None:
-    """Drop ``hold``'s reference: the batch is done, its acks may now commit."""
+    """Drop ``hold``'s reference: the batch is done. Whichever of this and the stream's
+    own ack comes last is the final ack that makes the offset committable."""
     for event in events:
-        event.message.decref()
+        message = event.message
+        if event.ack():  # the final ack: tell the sensors, as ``Stream.ack`` would
+            event.app.sensors.on_message_out(message.tp, message.offset, message)
 
 
 async def guarded(
@@ -146,16 +158,76 @@ async def guarded(
     policy: RetryPolicy,
     what: str,
 ) -> None:
-    """Run ``handle`` on one batch; never crash the agent, never let unfinished work be
-    committed, never let one bad record hold or dead-letter the others."""
-    hold(events)
+    """Run ``handle`` on one batch; never crash the agent, never let one bad record hold
+    or dead-letter the others. Run it through ``InOrder``, which holds the batch's offsets
+    until it is done."""
     try:
         await isolate([origin_of(e) for e in events], handle, dlq, policy, what)
     except asyncio.CancelledError:
         log.warning("%s: cancelled mid-batch; %d messages stay uncommitted for redelivery",
                     what, len(events))
         raise
-    release(events)
+
+
+class InOrder:
+    """Run up to ``limit`` batches at once; release each batch's messages only after every
+    batch taken before it was released (see the module docstring for why)."""
+
+    def __init__(self, limit: int) -> None:
+        self._slots = asyncio.Semaphore(max(1, limit))
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._last: asyncio.Task[None] | None = None
+
+    async def submit(self, events: Sequence[EventT],
+                     work: Callable[[], Awaitable[None]]) -> None:
+        """Start ``work`` for ``events`` once a slot is free; re-raise a failed batch's
+        error here, in the agent (``guarded`` work raises only when cancelled)."""
+        await self._slots.acquire()
+        for task in [t for t in self._tasks if t.done()]:
+            self._tasks.discard(task)
+            task.result()
+        hold(events)
+        task = asyncio.create_task(self._run(events, work, self._last))
+        self._tasks.add(task)
+        self._last = task
+
+    async def _run(self, events: Sequence[EventT], work: Callable[[], Awaitable[None]],
+                   previous: asyncio.Task[None] | None) -> None:
+        try:
+            await work()
+            if previous is not None:
+                await previous  # raises if it was cancelled or failed: we stay held too
+            release(events)
+        finally:
+            self._slots.release()
+
+    async def cancel(self) -> None:
+        """Stop every unfinished batch; its messages stay held, uncommitted, redelivered."""
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
+
+
+async def consume_batches(
+    stream: faust.StreamT,
+    batch_size: int,
+    within: float,
+    in_flight: int,
+    handle: Callable[[Sequence[Origin]], Awaitable[None]],
+    dlq: faust.TopicT,
+    policy: RetryPolicy,
+    what: str,
+) -> None:
+    """The loop every agent runs: batches of up to ``batch_size`` records (or what came
+    within ``within`` seconds), ``in_flight`` at once, each ``guarded``, released in order."""
+    batches = InOrder(in_flight)
+    try:
+        async for events in stream.take_events(batch_size, within=within):
+            await batches.submit(
+                events, lambda events=events: guarded(events, handle, dlq, policy, what))
+    finally:
+        await batches.cancel()
 
 
 async def isolate(

@@ -34,7 +34,7 @@ from services.es.documents import (
 from services.es.template import install_template
 from services.pb import messages_pb2 as pb
 from services.retry import retry_async
-from services.stream.delivery import Outgoing, dlq_record, guarded, publish
+from services.stream.delivery import Outgoing, consume_batches, dlq_record, publish
 
 log = logging.getLogger(__name__)
 
@@ -143,11 +143,10 @@ def register(app: faust.App, es_url: str, prefix: str, kind: DocumentKind,
         await install_template_when_up(es, prefix, kind, retry)
         indexer = BulkIndexer(es, retry)
         try:
-            async for events in stream.take_events(batch_size, within=within):
-                await guarded(
-                    events,
-                    lambda origins: handle_batch(origins, indexer, prefix, kind, dlq, retry),
-                    dlq, retry, kind.agent,
-                )
+            await consume_batches(
+                stream, batch_size, within, 1,
+                lambda origins: handle_batch(origins, indexer, prefix, kind, dlq, retry),
+                dlq, retry, kind.agent,
+            )
         finally:
             es.close()

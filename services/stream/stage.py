@@ -7,8 +7,11 @@ build one output record. Everything else is here, once:
 
 - batching: the agent takes up to ``batch_size`` records (``stream.take_events``) and
   splits the valid ones into at most ``concurrency`` sub-batches sent to Triton at once
-  (Triton's dynamic batcher merges them); agent concurrency stays 1, so "batch done =>
-  offsets committable" holds trivially and per-key order is kept;
+  (Triton's dynamic batcher merges them); up to ``in_flight`` batches run at once in one
+  actor and their offsets are released in the order taken (``delivery.InOrder``: Faust
+  itself commits past a gap when actors ack out of order). Outputs of batches in flight
+  may reach the output topic out of order; every post is its own key, and indexing is
+  idempotent by ``_id``;
 - isolation: when a model refuses a sub-batch, its items are retried one by one so only
   the culprit is dead-lettered (``MODEL_ERROR``); anything else that fails a batch is
   isolated by ``delivery.guarded``;
@@ -37,8 +40,8 @@ from services.config import RetryPolicy
 from services.dlq import Origin
 from services.stream.delivery import (
     Outgoing,
+    consume_batches,
     dlq_record,
-    guarded,
     now_utc,
     output_or_dead_letter,
     publish,
@@ -166,20 +169,19 @@ async def handle_batch(stage: Stage[P, R], origins: Sequence[Origin], out: faust
 
 def register(app: faust.App, make_stage: Callable[[], Stage[P, R]], name: str,
              source: faust.TopicT, out: faust.TopicT, dlq: faust.TopicT, batch_size: int,
-             within: float, retry: RetryPolicy, concurrency: int = 1) -> None:
-    """Attach the agent ``name`` running the stage ``make_stage()`` to ``app``. The stage
-    is made inside the agent: its Triton clients need the running event loop. With
-    ``concurrency`` > 1, that many actors each run a stage on their own batches."""
+             within: float, retry: RetryPolicy, in_flight: int = 1) -> None:
+    """Attach the agent ``name`` running the stage ``make_stage()`` to ``app``, with up to
+    ``in_flight`` batches at once. The stage is made inside the agent: its Triton clients
+    need the running event loop."""
 
-    @app.agent(source, name=name, concurrency=concurrency)
+    @app.agent(source, name=name)
     async def run_stage(stream: faust.StreamT) -> None:
         stage = make_stage()
         try:
-            async for events in stream.take_events(batch_size, within=within):
-                await guarded(
-                    events,
-                    lambda origins: handle_batch(stage, origins, out, dlq, retry),
-                    dlq, retry, stage.name,
-                )
+            await consume_batches(
+                stream, batch_size, within, in_flight,
+                lambda origins: handle_batch(stage, origins, out, dlq, retry),
+                dlq, retry, stage.name,
+            )
         finally:
             await stage.close()

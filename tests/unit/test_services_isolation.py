@@ -83,7 +83,7 @@ def test_a_poison_record_is_dead_lettered_alone_and_the_rest_is_handled() -> Non
     assert (letter.offset, letter.error_code) == (11, errors.INTERNAL_ERROR)
     assert "Platform has no value 7" in letter.reason
     assert calls["n"] <= 2 * 6 + 1  # halving: about 2·log2(64) calls, not 64
-    assert all(e.message.refcount == 1 for e in batch)  # released: the batch can commit
+    assert all(e.message.refcount == 1 for e in batch)  # guarded takes no reference
 
 
 def test_a_dead_letter_the_broker_refuses_is_resent_without_bytes_then_dropped() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 from types import SimpleNamespace
 
 import pytest
@@ -17,7 +16,7 @@ from services.dlq import Origin
 from services.es.bulk import BulkItem, classify
 from services.pb import messages_pb2 as pb
 from services.retry import RetryGaveUp, retry_async
-from services.stream.delivery import guarded
+from services.stream.delivery import InOrder, guarded
 from services.stream.stage import Item, split_valid, sub_batches
 from services.stream.tag_posts import TagPosts
 from services.triton import ModelError, is_transient, parse_hashtags_json, parse_tags_json
@@ -114,31 +113,87 @@ def test_sub_batches_respect_concurrency_and_order() -> None:
     assert sub_batches([], 4) == []
 
 
-def _message() -> Message:
-    msg = Message("t", 0, 5, 0.0, 0, None, b"k", b"v", None)
-    msg.incref()  # the stream's own reference (the conductor's incref)
-    return msg
+class FakeEvent:
+    """A Faust event's ack path without a consumer: records when its final ack happens."""
+
+    final_acks: list[int]
+
+    def __init__(self, offset: int, final_acks: list[int]) -> None:
+        self.message = Message("t", 0, offset, 0.0, 0, None, b"k", b"v", None)
+        self.message.incref()  # the stream's own reference (the conductor's incref)
+        self.final_acks = final_acks
+        self.app = SimpleNamespace(sensors=SimpleNamespace(on_message_out=lambda *a: None))
+
+    def ack(self) -> bool:
+        final = self.message.ack(consumer=None)  # type: ignore[arg-type]
+        if final:
+            self.final_acks.append(self.message.offset)
+        return final
 
 
-def test_guarded_batch_commits_only_when_done() -> None:
-    ok, cancelled = _message(), _message()
+def test_a_batch_becomes_committable_when_done_and_never_when_cancelled() -> None:
+    acks: list[int] = []
+    done, stuck = FakeEvent(1, acks), FakeEvent(2, acks)
 
-    async def run(msg: Message, body: Callable[[object], Awaitable[None]]) -> None:
-        await guarded([SimpleNamespace(message=msg)], body, None, FAST, "t")  # type: ignore[list-item,arg-type]
+    async def scenario() -> None:
+        batches = InOrder(2)
+        await batches.submit([done], lambda: asyncio.sleep(0))  # type: ignore[list-item]
+        await batches.submit([stuck], lambda: asyncio.sleep(60))  # type: ignore[list-item]
+        for event in (done, stuck):  # take_events acks each batch when the next is asked
+            event.ack()
+        await asyncio.sleep(0.01)
+        await batches.cancel()  # the worker stops while the second batch waits
 
-    async def done(origins: object) -> None:
-        return None
+    asyncio.run(scenario())
+    assert acks == [1]
+    assert not stuck.message.acked and stuck.message.refcount == 1
 
+
+def test_batches_finishing_out_of_order_are_released_in_the_order_taken() -> None:
+    """Faust commits past a gap of unacked offsets, so a later batch that finishes first
+    must wait for the ones before it (services/stream/delivery.py)."""
+    acks: list[int] = []
+    batches_taken = [[FakeEvent(10 * b + i, acks) for i in range(3)] for b in range(3)]
+    delays = [0.06, 0.0, 0.03]
+
+    async def scenario() -> None:
+        batches = InOrder(3)
+        for events, delay in zip(batches_taken, delays, strict=True):
+            await batches.submit(events, lambda d=delay: asyncio.sleep(d))  # type: ignore[arg-type,misc]
+            for event in events:
+                event.ack()
+        await asyncio.sleep(0.2)
+
+    asyncio.run(scenario())
+    assert acks == [0, 1, 2, 10, 11, 12, 20, 21, 22]
+
+
+def test_no_more_than_the_limit_of_batches_run_at_once() -> None:
+    running, peak = [0], [0]
+
+    async def work() -> None:
+        running[0] += 1
+        peak[0] = max(peak[0], running[0])
+        await asyncio.sleep(0.01)
+        running[0] -= 1
+
+    async def scenario() -> None:
+        batches = InOrder(2)
+        for offset in range(6):
+            await batches.submit([FakeEvent(offset, [])], work)  # type: ignore[list-item]
+        await asyncio.sleep(0.05)
+
+    asyncio.run(scenario())
+    assert peak[0] == 2
+
+
+def test_guarded_lets_cancellation_through_so_the_batch_stays_held() -> None:
     async def stuck(origins: object) -> None:
-        # Faust's take_events cleanup acks while the batch is still running
-        cancelled.ack(consumer=None)  # type: ignore[arg-type]
         raise asyncio.CancelledError
 
-    asyncio.run(run(ok, done))
-    assert ok.ack(consumer=None) is True  # type: ignore[arg-type]  # the normal final ack
+    event = FakeEvent(5, [])
     with pytest.raises(asyncio.CancelledError):
-        asyncio.run(run(cancelled, stuck))
-    assert not cancelled.acked and cancelled.refcount == 1
+        asyncio.run(guarded([event], stuck, None, FAST, "t"))  # type: ignore[list-item,arg-type]
 
 
 def test_topic_prefix() -> None:
