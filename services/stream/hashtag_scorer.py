@@ -37,8 +37,9 @@ class Weights:
 
 def merge(generated: Sequence[tuple[str, float]], recall: Recall | None,
           weights: Weights = Weights()) -> list[Suggestion]:
-    """The hashtags to show for one post, best first; ``recall`` None: the generator
-    alone (no memory, or it did not answer)."""
+    """The hashtags to show for one post, best first. ``recall`` None (no memory, or it
+    did not answer in time): the generator alone on its own scale, i.e. its list as shown
+    with the memory off, not its share of a merge that lacks the other evidence."""
     evidence: dict[str, dict[str, float]] = {}
     spelling: dict[str, str] = {}
 
@@ -50,8 +51,9 @@ def merge(generated: Sequence[tuple[str, float]], recall: Recall | None,
         per = evidence.setdefault(key, {})
         per[source] = per.get(source, 0.0) + value
 
+    own_scale = weights.generated if recall is not None else 1.0
     for rank, (tag, _) in enumerate(generated):
-        add(tag, GENERATED, weights.generated / (1 + rank))
+        add(tag, GENERATED, own_scale / (1 + rank))
     if recall is not None:
         for tag, share in _votes(recall.neighbours).items():
             add(tag, SIMILAR, weights.similar * share)

@@ -17,6 +17,14 @@ def test_without_a_memory_the_generators_hashtags_are_shown_in_its_order() -> No
     assert {s.source for s in shown} == {GENERATED}
 
 
+def test_a_memory_that_did_not_answer_leaves_the_generators_whole_list() -> None:
+    """The served weights put the generator at 0.25 per first rank: merged with nothing
+    they would cut its third hashtag; without an answer the generator speaks alone."""
+    served = Weights(generated=0.25, similar=4, trending=0.5, threshold=0.1)
+    assert [s.tag for s in merge(GENERATED_TAGS, None, served)] == ["nba", "lakers", "sports"]
+    assert [s.tag for s in merge(GENERATED_TAGS, Recall(), served)] == ["nba", "lakers"]
+
+
 def test_a_hashtag_every_similar_post_carries_outranks_the_generators_second_choice() -> None:
     recall = Recall(neighbours=[(9.0, ["LakersWin"]), (4.5, ["lakerswin", "nba"])])
     shown = merge(GENERATED_TAGS, recall)
