@@ -23,6 +23,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "disruptive: kills and restarts the shared servers; runs after the rest"
     )
+    config.addinivalue_line(
+        "markers", "compose: builds and starts docker-compose.yml (Docker daemon needed); "
+        "outside the default run: python -m pytest -m compose"
+    )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
