@@ -126,7 +126,11 @@ def make_inputs(texts: Sequence[str]) -> list[grpcclient.InferInput]:
 #: sets it (off): a restarted or killed Triton resets the connection, which gRPC notices at
 #: once, and Triton's default ping policy (at most one ping per 5 minutes without data)
 #: answers more frequent pings with GOAWAY. Message limits as tritonclient's (2 GiB).
-CHANNEL_ARGS: list[tuple[str, int]] = [
+#: Round robin over every address the name resolves to: Triton replicas behind one DNS
+#: name (docker-compose.yml's ``replica`` profile) share the requests, and a restarted one
+#: is skipped until it is back (with one address this is pick-first).
+CHANNEL_ARGS: list[tuple[str, int | str]] = [
+    ("grpc.lb_policy_name", "round_robin"),
     ("grpc.max_send_message_length", 2**31 - 1),
     ("grpc.max_receive_message_length", 2**31 - 1),
     ("grpc.initial_reconnect_backoff_ms", 100),

@@ -13,7 +13,9 @@ Checked, on a project of its own (removed with its volumes afterwards):
   sample tweets stream in and started again: every post and article is indexed exactly
   once (the index holds each id once and as many documents as distinct ids were sent),
   none dead-lettered; the seconds the index stood still after the kill are printed;
-- the headline API answers its gRPC health check and one ``Suggest`` from the host.
+- the headline API answers its gRPC health check and one ``Suggest`` from the host;
+- two Tritons under one name (profile ``replica``) both serve the workers, and a restart of
+  one while posts stream in loses and duplicates nothing.
 
 Traffic stays on this machine: the Compose network, and ports published on 127.0.0.1.
 """
@@ -52,7 +54,7 @@ WORKERS = 3
 
 def compose_cmd(*args: str) -> list[str]:
     files = [a for f in FILES.split(":") for a in ("-f", str(REPO_ROOT / f))]
-    return ["docker-compose", "-p", PROJECT, *files, *args]
+    return ["docker-compose", "-p", PROJECT, *files, "--profile", "replica", *args]
 
 
 def compose(*args: str, timeout: float = 600, env: dict[str, str]) -> str:
@@ -115,8 +117,9 @@ def stack() -> Iterator[dict[str, str]]:
     try:
         began = time.monotonic()
         compose("up", "-d", "--scale", f"worker={WORKERS}", "kafka", "elasticsearch",
-                "triton", "worker", "headline-api", timeout=900, env=env)
-        took = wait_healthy(["kafka", "elasticsearch", "triton"], env, timeout=900)
+                "triton", "triton-replica", "worker", "headline-api", timeout=900, env=env)
+        took = wait_healthy(["kafka", "elasticsearch", "triton", "triton-replica"], env,
+                            timeout=900)
         print(f"up and healthy: {time.monotonic() - began:.0f}s (health {took:.0f}s)")
         yield env
     finally:
@@ -128,6 +131,17 @@ def stack() -> Iterator[dict[str, str]]:
 
 def distinct_ids(path: Path) -> set[str]:
     return {json.loads(line)["id"] for line in path.read_text().splitlines() if line.strip()}
+
+
+def inferences(container: str, model: str = "pos_tagger") -> int:
+    """Successful requests ``model`` served in ``container`` (Triton's own metrics)."""
+    script = ("import urllib.request; print(urllib.request.urlopen("
+              "'http://localhost:8002/metrics', timeout=10).read().decode())")
+    out = subprocess.run(["docker", "exec", container, "python3", "-c", script],
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    prefix = f'nv_inference_request_success{{model="{model}"'
+    return sum(int(float(line.rsplit(" ", 1)[1])) for line in out.splitlines()
+               if line.startswith(prefix))
 
 
 def replay(path: Path, topic: str, kind: str, rate: float = 0) -> subprocess.Popen[str]:
@@ -206,3 +220,44 @@ def test_three_workers_and_a_killed_one_index_every_post_once_and_the_api_answer
             api.SuggestRequest(article=article, num_candidates=1), timeout=120)
         assert response.candidates and response.candidates[0].text.strip()
         print("suggested:", response.candidates[0].text)
+
+
+def test_a_triton_replica_restarted_mid_stream_loses_and_duplicates_nothing(
+    stack: dict[str, str], tmp_path: Path,
+) -> None:
+    env = stack
+    es = make_client("http://127.0.0.1:9200")
+    before = count(es, "posts-*")
+    again = [{**post, "id": f"{post['id']}-again"} for post in
+             map(json.loads, (SAMPLES / "tweets.jsonl").read_text().splitlines()[:1000])]
+    fresh = {post["id"] for post in again}
+    feed_file = tmp_path / "tweets_again.jsonl"
+    feed_file.write_text("".join(json.dumps(post) + "\n" for post in again))
+    [first] = container_ids("triton", env)
+    [second] = container_ids("triton-replica", env)
+    served_before = {"triton": inferences(first), "triton-replica": inferences(second)}
+
+    feed = replay(feed_file, "posts.raw", "posts", rate=100)
+    deadline = time.monotonic() + 600
+    while count(es, "posts-*") < before + 100:
+        assert time.monotonic() < deadline, "no new posts indexed in 600 s"
+        time.sleep(1)
+    restarted_at = time.monotonic()
+    subprocess.run(["docker", "restart", "-t", "15", first], check=True, capture_output=True)
+    finish(feed)
+    deadline = time.monotonic() + 900
+    while count(es, "posts-*") < before + len(fresh):
+        assert time.monotonic() < deadline, (
+            f"{count(es, 'posts-*') - before}/{len(fresh)} posts after 900 s")
+        time.sleep(1)
+    time.sleep(5)
+    assert count(es, "posts-*") == before + len(fresh)
+    wait_healthy(["triton"], env, timeout=300)
+    by_replica = {"triton (restarted, counts since)": inferences(first),
+                  "triton-replica": inferences(second)}
+    assert all(n > 0 for n in served_before.values()), served_before  # both served
+    assert by_replica["triton-replica"] > 0
+    print(json.dumps({"posts": len(fresh), "all_indexed_s_after_restart":
+                      round(time.monotonic() - restarted_at, 1),
+                      "pos_tagger_requests_before": served_before,
+                      "pos_tagger_requests_after": by_replica}))

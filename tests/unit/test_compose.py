@@ -23,6 +23,7 @@ EXPECTED_SERVICES = {
     "kibana",
     "kibana-setup",
     "triton",
+    "triton-replica",
     "worker",
     "producer",
 }
