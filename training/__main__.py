@@ -24,6 +24,7 @@
     python -m training evaluate pos --data FILE.conll --tagset ptb|ark [--model PATH] [--raw]
     python -m training baseline pos --data FILE.conll --tagset ptb|ark
     python -m training inspect pos [--model PATH]
+    python -m training inspect headline [--model PATH]
     python -m training embeddings pos [--out runs/embeddings/tweets_w2v200.npz] [--dim 200]
     python -m training train headline --config training/configs/headline_en.toml
         [--variant xl-cc|pointer-generator|transformer] [--smooth-alpha A]

@@ -64,6 +64,7 @@ class Checkpoint:
     lang: str | None
     signature: dict  # what must match the serving checkpoint (heads, kind, language)
     holdout: Path | None = None  # an adapted generator's newsroom pairs held out of adapting
+    decoding: tuple[str, ...] = ()  # the decoder's rules in order (headline models' cards)
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,8 @@ def _headline_loader(constrained: bool) -> Callable[[Path], Checkpoint]:
         holdout = predictor.meta.get("adapted", {}).get("holdout")
         return Checkpoint(f"headline_{predictor.lang}.pt", predictor.lang,
                           {"kind": predictor.kind, "lang": predictor.lang},
-                          Path(holdout) if holdout else None)
+                          Path(holdout) if holdout else None,
+                          tuple(predictor.decoding_rules()))
     return load
 
 

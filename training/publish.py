@@ -118,6 +118,8 @@ def _publish(spec: ModelSpec, mdir: ModelDir, checkpoint: Path, options: Options
                     "reference": reference.source, "switched": False}
     candidate = _load(spec, checkpoint)
     result.update(file=candidate.filename, lang=candidate.lang)
+    if candidate.decoding:
+        result["decoding_rules"] = list(candidate.decoding)
     served = _served_file(mdir, serving, candidate.filename)
     if served is not None:
         _check_same_kind(spec, candidate.signature, served)
@@ -387,6 +389,7 @@ def _card(spec: ModelSpec, mdir: ModelDir, serving: int, version: int, checkpoin
         "training": (read_run(checkpoint) or (before.get("training") if same else None)
                      or {"note": f"no run.json next to {candidate}"}),
         **({"republished_from": serving} if same else {}),
+        **({"decoding_rules": result["decoding_rules"]} if "decoding_rules" in result else {}),
         "metrics": {"dev": {n: s["candidate"] for n, s in result["gate"]["sets"].items()},
                     "test": {n: s["candidate"] for n, s in test.items()}},
     }

@@ -150,6 +150,40 @@ class HeadlinePredictor:
         lead = self.meta.get("lead")
         self.lead = LeadRule.from_state(lead) if lead and kind == "generator" else None
 
+    def decoding_rules(self) -> list[str]:
+        """What this checkpoint's decoder does to an article, in order, with the settings it
+        stores: the one list ``python -m training inspect headline`` prints and ``publish``
+        writes into the model card. Built from the attributes set above, so it cannot
+        drift from what the predictor does."""
+        full = self.kind == "generator"
+        rules = [f"read the article's first {self.cfg.max_source} tokens (more: truncated)"]
+        if self.picker is not None:
+            rules.append(f"clause picker (picker.py): the best span of the article first, "
+                         f"rules {self.picker.rules}, judge weight {self.picker.judge_weight}")
+        repeats = (f"no character {self.rule.ngram}-gram twice" if self.rule.ngram
+                   else "no word of 3+ letters or digits twice")
+        order = "" if full else f", growing both sides of the phrase ({self.default_strategy})"
+        rules.append(f"beam search (decode.py){order}: length penalty {self.alpha}, no end "
+                     f"before {self.min_tokens} tokens, {repeats}")
+        if isinstance(self.words, WholeWords):
+            rules.append(f"whole words (wholewords.py): {len(self.words.known):,} known words "
+                         "or the article's, glued tokens only as the article writes them")
+            if self.words.unsupported_penalty:
+                rules.append(f"name penalty: {self.words.unsupported_penalty} nats for a "
+                             "name-like word the article lacks")
+        elif isinstance(self.words, WholeRuns):
+            rules.append("whole runs (runs.py): digits and Latin words only as the article's")
+        if self.lead is not None:
+            rules.append(f"lead rule (lead.py): a {self.lead.spans} span of the first sentence "
+                         f"first when its judge score is within {self.lead.margin} of the "
+                         f"generated headline's (length bonus {self.lead.length_bonus})")
+        rules.append("faithfulness (faithful.py): a candidate stating a number or name the "
+                     "article" + ("" if full else " or phrase") + " lacks is withheld")
+        rules.append("fallback (trim.py): when every candidate is withheld, "
+                     + ("the lead trimmed to a headline" if full
+                        else "the first sentence holding the phrase, trimmed"))
+        return rules
+
     def _article_words(self, texts: list[str], sources: list[Source]) -> list | None:
         """The article rule's per-article data (None when there is no rule)."""
         if self.words is None:

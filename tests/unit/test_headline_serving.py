@@ -6,6 +6,8 @@ phrase verbatim, and long articles are flagged."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -117,3 +119,18 @@ def test_an_article_of_one_huge_unknown_token_gets_no_blank_or_copied_candidate(
     (result,) = service.generate(["😀" * 100_000], ["en"])
     assert result.status == "ok"
     assert all(text.strip() and "😀" not in text for text, _ in result.candidates)
+
+
+def test_inspect_lists_each_served_headline_files_rules_in_the_order_they_apply() -> None:
+    from training.commands.inspect import headline_rules
+
+    rules = {Path(path).parent.parent.name + "/" + Path(path).name: r
+             for path, r in headline_rules(None).items()}
+    english = rules["headline_generator/headline_en.pt"]
+    assert [r.split(" (")[0].split(":")[0] for r in english][-3:] == [
+        "lead rule", "faithfulness", "fallback"]
+    assert any(r.startswith("whole words") for r in english)
+    assert rules["headline_generator/headline_zh.pt"][1].startswith("clause picker")
+    constrained = rules["constrained_headline_generator/headline_en.pt"]
+    assert "growing both sides of the phrase" in constrained[1]
+    assert not any(r.startswith(("lead rule", "name penalty")) for r in constrained)
