@@ -70,3 +70,37 @@ def test_adapting_writes_a_checkpoint_with_the_serving_rules_and_its_record(base
     assert result["checkpoint"] == str(out / "best.pt")
     assert (out / "run.json").exists() and (out / "log.jsonl").exists()
     assert HeadlinePredictor.load(out / "best.pt").headlines(ARTICLES[:1], beam=2)[0].candidates
+
+
+ZH_ARTICLES = ["央行周二宣布上调利率，这是今年第三次加息。分析人士认为，此举旨在抑制通胀。",
+               "丰田汽车公司表示，将在日本召回约十二万辆汽车，以修复刹车问题，目前尚无事故报告。",
+               "该公司公布季度利润增长后，股价大幅上涨，投资者信心明显增强，交易量创下新高。"]
+
+
+def test_a_chinese_generators_clause_picker_is_trained_anew_on_the_newsroom(tmp_path):
+    from nlp_models.headline.picker import ClausePicker
+    from nlp_models.headline.vocab import build_vocab
+
+    torch.manual_seed(0)
+    vocab = build_vocab("zh", ZH_ARTICLES * 10)
+    model = HeadlineGenerator(HeadlineConfig(len(vocab), variant="xl-cc", d_model=32, n_heads=2,
+                                             enc_layers=1, dec_layers=1, d_ff=64, segment_len=16,
+                                             mem_len=16, max_source=64, max_target=24))
+    base = tmp_path / "base_zh.pt"
+    save_checkpoint(base, model, vocab, "zh", "generator",
+                    {"run": "base", "picker": ClausePicker().to_state()})
+    # the house's headline is each article's second clause: the picker must learn where to look
+    archive = [{"id": f"z{i}", "article": ZH_ARTICLES[i % 3],
+                "headline": ZH_ARTICLES[i % 3].split("，")[1].split("。")[0],
+                "date": f"2020-01-{1 + i // 24:02d}T{i % 24:02d}:00:00"} for i in range(150)]
+    out = tmp_path / "adapted_zh"
+    adapt("headline", archive, out, "zh", AdaptOptions(minutes=0.2, epochs=1, mix=0.0),
+          base=str(base), data_files=[], origin={"data": "fixture"})
+    meta = torch.load(out / "best.pt", weights_only=False)["meta"]
+    assert meta["adapted"]["picker_training"]["holdout_rougeL"] == 1.0  # it learned where
+    record = json.loads((out / "picker_training.json").read_text())
+    assert meta["adapted"]["picker_training"]["best_epoch"] in (1, 2, 3)
+    trained = meta["adapted"]["picker_training"]
+    assert record["curve"][-1]["judge_weight"] == trained["judge_weight"]
+    picked = HeadlinePredictor.load(out / "best.pt").headlines(ZH_ARTICLES[:1], beam=2)[0]
+    assert picked.candidates[0][0].rstrip("。") == "这是今年第三次加息"

@@ -83,18 +83,17 @@ def dev_score(picker: ClausePicker, articles: list[Article], total: int) -> floa
     return sum(picked) / max(total, 1)
 
 
-def train_picker(config: str, checkpoint: str, out: str) -> dict:
-    cfg = tomllib.loads(Path(config).read_text())
-    tc = cfg["train"]
+def fit_picker(train_pairs: list[tuple[str, str]], dev_pairs: dict[str, list[tuple[str, str]]],
+               tc: dict, checkpoint: str) -> tuple[ClausePicker, list[dict], int, int]:
+    """A clause picker trained on (article, headline) pairs, its epoch chosen by the mean
+    ROUGE-L F of its picks on the dev sets, then its judge weight with the generator of
+    `checkpoint`. Returns the picker, the curve (the judge choice last), the best epoch and
+    the number of training articles that had candidates."""
     torch.manual_seed(tc["seed"])
     torch.set_num_threads(tc.get("threads", 1))
     picker = ClausePicker(tc.get("max_chars"))
-    train = [a for spec in cfg["data"]["train"]
-             for a in prepare(read_set(spec), picker, spec.get("shared", spec.get("path")))]
-    devs = {}
-    for spec in cfg["data"]["dev"]:
-        pairs = read_set(spec)
-        devs[spec["name"]] = (prepare(pairs, picker, spec["name"]), len(pairs))
+    train = prepare(train_pairs, picker, "train")
+    devs = {name: (prepare(pairs, picker, name), len(pairs)) for name, pairs in dev_pairs.items()}
     optimizer = torch.optim.Adam(picker.parameters(), lr=tc["lr"])
     rng = random.Random(tc["seed"])
     best, curve = (-1.0, None, 0), []
@@ -118,7 +117,15 @@ def train_picker(config: str, checkpoint: str, out: str) -> dict:
     picker.eval()
     judged = choose_judge_weight(picker, checkpoint, devs)
     picker.judge_weight = judged["judge_weight"]
-    return _save(checkpoint, out, picker, config, cfg, curve + [judged], best[2], len(train))
+    return picker, curve + [judged], best[2], len(train)
+
+
+def train_picker(config: str, checkpoint: str, out: str) -> dict:
+    cfg = tomllib.loads(Path(config).read_text())
+    train = [pair for spec in cfg["data"]["train"] for pair in read_set(spec)]
+    devs = {spec["name"]: read_set(spec) for spec in cfg["data"]["dev"]}
+    picker, curve, epoch, articles = fit_picker(train, devs, cfg["train"], checkpoint)
+    return _save(checkpoint, out, picker, config, cfg, curve, epoch, articles)
 
 
 def set_rules(checkpoint: str, rules: int, out: str) -> dict:
