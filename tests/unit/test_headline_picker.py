@@ -45,7 +45,7 @@ def test_no_candidate_carries_the_byline_that_opens_the_article(first, rest):
 def test_a_picker_keeps_the_candidate_rules_it_was_trained_with():
     article = "新浪娱乐讯 他说：“我们今天一定会赢，明天也会赢。”比赛在北京举行。"
     state = ClausePicker().to_state()
-    assert state["rules"] == RULES == 5
+    assert state["rules"] == RULES == 6
     del state["rules"]  # a picker published before the byline and balance rules
     old = ClausePicker.from_state(state)
     sents, cands = old.candidates(article)
@@ -239,3 +239,13 @@ def test_an_article_without_a_sentence_falls_back_to_generation(predictor_with_p
     [out] = predictor_with_picker.headlines(["。。。"], beam=2, n_best=1)
     assert predictor_with_picker.picker.pick("。。。") is None
     assert out.truncated is False  # generated (possibly nothing to say), never an error
+
+
+def test_a_span_opening_with_a_connective_is_no_candidate_under_rules_6():
+    article = ("勇士队昨天主场输给雄鹿队。而且勇士还遭遇了雪上加霜的情况，库里再次受伤。"
+               "并购案今天宣布。")
+    texts = [c.text for c in ClausePicker().candidates(article)[1]]
+    assert texts and not any(t.startswith("而且") for t in texts)
+    assert any(t.startswith("库里") for t in texts) and any(t.startswith("并购") for t in texts)
+    older = [c.text for c in ClausePicker(rules=5).candidates(article)[1]]
+    assert any(t.startswith("而且") for t in older)
