@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from deploy.harness import PipelineRun, post_bytes, wait_until
 from deploy.stack import server
 from deploy.testing import free_ports
+from nlp_models import registry
 from services.model_control import admin_headers
 from services.pb import messages_pb2 as pb
 from services.settings import REPO_ROOT, Settings
@@ -249,10 +250,10 @@ def model_reload(ctx: Context) -> float | None:
     import tritonclient.http as httpclient
 
     client = httpclient.InferenceServerClient(ctx.settings.triton_http_url)
-    client.unload_model("pos_tagger", headers=admin_headers(ctx.settings))
+    client.unload_model(registry.POS.name, headers=admin_headers(ctx.settings))
     time.sleep(10)
     began = time.monotonic()
-    client.load_model("pos_tagger", headers=admin_headers(ctx.settings))
+    client.load_model(registry.POS.name, headers=admin_headers(ctx.settings))
     return resumed_after(ctx, began)
 
 

@@ -28,8 +28,9 @@ import time
 from pathlib import Path
 
 from bench.pos import _cores, _reload_model, _stack_memory, load_texts, warmup_texts
+from nlp_models import registry
 
-MODELS = ("pos_tagger", "hashtag_generator")
+MODELS = (registry.POS.name, registry.HASHTAG.name)
 
 
 def _rate(n: int, seconds: float) -> dict:
@@ -63,7 +64,7 @@ def bench_in_process(texts: list[str], with_pos: bool, beam: int, threads: int =
     cpu_ms = (time.process_time() - began_cpu) * 1000 / len(texts)
     return {**_rate(len(texts), time.perf_counter() - began), "beam": beam,
             "cpu_ms_per_post": round(cpu_ms, 3), "torch_threads": threads,
-            "models": list(MODELS) if with_pos else ["hashtag_generator"]}
+            "models": list(MODELS) if with_pos else [registry.HASHTAG.name]}
 
 
 WEIBO = Path(__file__).resolve().parents[1] / "deploy" / "sample_data" / "weibo.jsonl"

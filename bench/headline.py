@@ -32,9 +32,10 @@ import time
 import uuid
 
 from bench.pos import _cores, _reload_model, _stack_memory
+from nlp_models import registry
 from services.settings import REPO_ROOT
 
-MODELS = ("headline_generator", "constrained_headline_generator")
+MODELS = (registry.HEADLINE.name, registry.CONSTRAINED.name)
 
 
 SOURCES = {"en": "reuters21578", "zh": "ccf-bdci2019-inews"}
@@ -121,9 +122,9 @@ def _calls(full, constrained, lang: str) -> dict:
     """One call per model on a batch of (article, phrase) pairs; the same for the in-process
     services and the Triton clients (which return awaitables)."""
     return {
-        "headline_generator": lambda batch: full.generate([a for a, _ in batch],
+        registry.HEADLINE.name: lambda batch: full.generate([a for a, _ in batch],
                                                           [lang] * len(batch)),
-        "constrained_headline_generator": lambda batch: constrained.generate(
+        registry.CONSTRAINED.name: lambda batch: constrained.generate(
             [a for a, _ in batch], [lang] * len(batch), [p for _, p in batch], [""] * len(batch)),
     }
 

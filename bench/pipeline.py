@@ -27,6 +27,7 @@ import time
 import psutil
 
 from deploy.harness import PipelineRun, Worker, post_bytes, wait_until
+from nlp_models import registry
 from services.settings import REPO_ROOT, Settings
 
 
@@ -119,7 +120,7 @@ def bench_pipeline(texts: list[str], settings: Settings, naive: bool, hashtags: 
     default deployment); without, only the POS tagger (NLP_HASHTAG_MODEL="");
     ``naive``: one post per Triton request, one request at a time; ``memory`` False: the
     hashtag memory off (NLP_HASHTAG_MEMORY=0)."""
-    env = {"NLP_HASHTAG_MODEL": "hashtag_generator" if hashtags else "",
+    env = {"NLP_HASHTAG_MODEL": registry.HASHTAG.name if hashtags else "",
            "NLP_HASHTAG_MEMORY": "1" if memory else "0"}
     if naive:
         env.update(NLP_TAG_BATCH="1", NLP_TRITON_CONCURRENCY="1", NLP_TAG_IN_FLIGHT="1")
@@ -157,7 +158,7 @@ def run(n_tweets: int, with_hashtags: bool) -> dict:
 
     settings = Settings.from_env()
     texts = pos.load_texts(n_tweets)
-    models = hashtag.MODELS if with_hashtags else ("pos_tagger",)
+    models = hashtag.MODELS if with_hashtags else (registry.POS.name,)
     result: dict = {"benchmark": "pipeline", "machine_cores": pos._cores(),
                     "models": list(models), "tweets": len(texts)}
     if with_hashtags:

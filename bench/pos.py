@@ -20,6 +20,7 @@ import asyncio
 import json
 import time
 
+from nlp_models import registry
 from services.settings import REPO_ROOT
 
 SAMPLE = REPO_ROOT / "deploy" / "sample_data" / "tweets.jsonl"
@@ -83,7 +84,7 @@ async def _triton_run(texts: list[str], url: str, batch: int, in_flight: int) ->
         inp = grpcclient.InferInput("TEXT", list(arr.shape), "BYTES")
         inp.set_data_from_numpy(arr)
         async with gate:
-            await client.infer("pos_tagger", [inp])
+            await client.infer(registry.POS.name, [inp])
 
     await infer(warmup_texts()[:batch])
     began = time.perf_counter()
@@ -133,7 +134,7 @@ def run(n_tweets: int, skip_pipeline: bool) -> dict:
     return result
 
 
-def _reload_model(settings, model: str = "pos_tagger") -> None:
+def _reload_model(settings, model: str = registry.POS.name) -> None:
     """Unload and load a model, so every path starts with the same cold caches."""
     import tritonclient.http as httpclient
 

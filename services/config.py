@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nlp_models import registry
 from nlp_models.limits import MAX_ARTICLE_CHARS, MAX_POST_CHARS
 from services.limits import DLQ_RETENTION_DAYS, MAX_RAW_BYTES
 from services.settings import Settings
@@ -109,7 +110,7 @@ def _blocklist(e: Mapping[str, str]) -> Path | None:
     named = e.get("NLP_HASHTAG_BLOCKLIST", "").strip()
     if named:
         return Path(named)
-    model = Settings.from_env(e).model_repository / "hashtag_generator"
+    model = Settings.from_env(e).model_repository / registry.HASHTAG.name
     versions = sorted((p for p in model.glob("*/blocklist.txt") if p.parent.name.isdigit()),
                       key=lambda p: int(p.parent.name))
     return versions[-1] if versions else None
@@ -123,10 +124,10 @@ class PipelineConfig:
     app_id: str = "nlp-pipeline"
     topics: Topics = field(default_factory=Topics)
     index_prefix: str = "posts"
-    pos_model: str = "pos_tagger"
-    hashtag_model: str = "hashtag_generator"  # "" = tag posts without generating hashtags
-    headline_model: str = "headline_generator"  # "" = no full headlines
-    constrained_model: str = "constrained_headline_generator"  # "" = no constrained ones
+    pos_model: str = registry.POS.name
+    hashtag_model: str = registry.HASHTAG.name  # "" = tag posts without generating hashtags
+    headline_model: str = registry.HEADLINE.name  # "" = no full headlines
+    constrained_model: str = registry.CONSTRAINED.name  # "" = no constrained ones
     article_index_prefix: str = "articles"
     max_article_chars: int = MAX_ARTICLE_CHARS
     headline_batch_size: int = 16  # articles per batch (generation costs ~0.1-1 s each)

@@ -21,7 +21,7 @@ import tritonclient.grpc as grpcclient
 import tritonclient.grpc.aio as grpcaio
 from tritonclient.utils import InferenceServerException
 
-from nlp_models import contract
+from nlp_models import contract, registry
 from nlp_models.contract import (
     HashtagResult,
     HeadlineResult,
@@ -192,7 +192,7 @@ class TritonModelClient:
 class PosTaggerClient(TritonModelClient):
     """Tag lists of texts with the POS model."""
 
-    def __init__(self, url: str, model: str = "pos_tagger", retry: RetryPolicy | None = None,
+    def __init__(self, url: str, model: str = registry.POS.name, retry: RetryPolicy | None = None,
                  timeout: float = 60.0) -> None:
         super().__init__(url, model, retry, timeout)
 
@@ -206,7 +206,7 @@ class PosTaggerClient(TritonModelClient):
 class HashtagClient(TritonModelClient):
     """Generate hashtags for lists of (text, language) with the hashtag model."""
 
-    def __init__(self, url: str, model: str = "hashtag_generator",
+    def __init__(self, url: str, model: str = registry.HASHTAG.name,
                  retry: RetryPolicy | None = None, timeout: float = 60.0) -> None:
         super().__init__(url, model, retry, timeout)
 
@@ -221,7 +221,7 @@ class HashtagClient(TritonModelClient):
 class HeadlineClient(TritonModelClient):
     """Full headline candidates for lists of (article, language)."""
 
-    def __init__(self, url: str, model: str = "headline_generator",
+    def __init__(self, url: str, model: str = registry.HEADLINE.name,
                  retry: RetryPolicy | None = None, timeout: float = 120.0) -> None:
         super().__init__(url, model, retry, timeout)
 
@@ -242,7 +242,7 @@ class ConstrainedHeadlineClient(TritonModelClient):
     """Headline candidates containing a phrase, for lists of (article, language, phrase,
     generation order; "" = the model's default)."""
 
-    def __init__(self, url: str, model: str = "constrained_headline_generator",
+    def __init__(self, url: str, model: str = registry.CONSTRAINED.name,
                  retry: RetryPolicy | None = None, timeout: float = 120.0) -> None:
         super().__init__(url, model, retry, timeout)
 

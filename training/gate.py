@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nlp_models import registry
 from training.paths import REPO_ROOT, data_dir
 
 #: Where ``python -m training data hashtag|headline --out data/<task>`` writes the extra
@@ -188,22 +189,22 @@ def _shared(task: str) -> Path | None:
     return root if root.is_dir() else None
 
 
-MODELS: dict[str, ModelSpec] = {
-    "pos_tagger": ModelSpec("pos_tagger", 40, Rule("accuracy", 0.005), _load_pos, _pos_sets,
-                            _evaluate_pos, gate_size=2000),  # whole dev sets: seconds
-    "hashtag_generator": ModelSpec(
-        "hashtag_generator", 25, Rule("rouge1", 0.005, {"top_share": 0.02}), _load_hashtag,
-        _generator_sets("hashtag"), _evaluate_hashtag),
-    "headline_generator": ModelSpec(
-        "headline_generator", 35,
-        Rule("rouge1.f", 0.005, {"degenerate": 0.01, "unsupported": 0.02}),
-        _headline_loader(constrained=False), _generator_sets("headline"), _evaluate_headline),
-    "constrained_headline_generator": ModelSpec(
-        "constrained_headline_generator", 35,
-        Rule("rouge1.f", 0.005, {"degenerate": 0.01, "unsupported": 0.02}),
-        _headline_loader(constrained=True), _generator_sets("headline"),
-        _evaluate_constrained),
-}
+#: The gate of every served model (names and size budgets: nlp_models/registry.py).
+MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (
+    ModelSpec(registry.POS.name, registry.POS.max_mb, Rule("accuracy", 0.005), _load_pos,
+              _pos_sets, _evaluate_pos, gate_size=2000),  # whole dev sets: seconds
+    ModelSpec(registry.HASHTAG.name, registry.HASHTAG.max_mb,
+              Rule("rouge1", 0.005, {"top_share": 0.02}), _load_hashtag,
+              _generator_sets("hashtag"), _evaluate_hashtag),
+    ModelSpec(registry.HEADLINE.name, registry.HEADLINE.max_mb,
+              Rule("rouge1.f", 0.005, {"degenerate": 0.01, "unsupported": 0.02}),
+              _headline_loader(constrained=False), _generator_sets("headline"),
+              _evaluate_headline),
+    ModelSpec(registry.CONSTRAINED.name, registry.CONSTRAINED.max_mb,
+              Rule("rouge1.f", 0.005, {"degenerate": 0.01, "unsupported": 0.02}),
+              _headline_loader(constrained=True), _generator_sets("headline"),
+              _evaluate_constrained),
+)}
 
 
 # The decision ---------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from nlp_models import registry
 from services.settings import Settings
 
 MAX_MESSAGE_BYTES = 1024 * 1024  # a 100,000-character article is at most ~400 KB of UTF-8
@@ -51,8 +52,8 @@ class ApiConfig:
     metrics_port: int = 9464
     default_timeout: float = 30.0
     max_timeout: float = 60.0
-    headline_model: str = "headline_generator"
-    constrained_model: str = "constrained_headline_generator"
+    headline_model: str = registry.HEADLINE.name
+    constrained_model: str = registry.CONSTRAINED.name
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ApiConfig:

@@ -7,10 +7,11 @@ from __future__ import annotations
 import argparse
 import json
 
+from nlp_models import registry
 from training.commands import refresh
 
 COMMANDS = ("inspect",)
-HEADLINE_MODELS = ("headline_generator", "constrained_headline_generator")
+HEADLINE_MODELS = (registry.HEADLINE.name, registry.CONSTRAINED.name)
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:

@@ -35,6 +35,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from nlp_models import registry
 from nlp_models.hashtag.blocklist import Blocklist
 from nlp_models.hashtag.predictor import Generated, HashtagPredictor
 from nlp_models.hashtag.text import join_words, normalize_hashtag
@@ -45,7 +46,7 @@ from training.repository import shipped
 
 def shipped_checkpoint(lang: str) -> Path:
     """The serving version's checkpoint for `lang` in the repository's model_repository."""
-    return shipped("hashtag_generator", f"hashtag_{lang}.pt")
+    return shipped(registry.HASHTAG.name, f"hashtag_{lang}.pt")
 
 
 def load_predictor(model: str | None, lang: str | None, threads: int) -> HashtagPredictor:
@@ -56,7 +57,7 @@ def load_predictor(model: str | None, lang: str | None, threads: int) -> Hashtag
     predictor = HashtagPredictor(model or shipped_checkpoint(lang), threads=threads)
     if lang is not None and predictor.lang != lang:
         raise SystemExit(f"{model} is a {predictor.lang!r} model, but --lang is {lang!r}")
-    predictor.blocklist = Blocklist.load(shipped("hashtag_generator", "blocklist.txt"))
+    predictor.blocklist = Blocklist.load(shipped(registry.HASHTAG.name, "blocklist.txt"))
     return predictor
 
 

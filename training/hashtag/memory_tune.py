@@ -26,6 +26,7 @@ import uuid
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from nlp_models import registry
 from services.hashtags import without_edge_hashtags
 
 GRID = {"generated": (0.0, 0.1, 0.25, 0.5, 1.0), "similar": (0.5, 1.0, 2.0, 4.0, 8.0),
@@ -82,7 +83,7 @@ def generate_all(posts: list[dict], lang: str) -> list:
     from training.repository import serving_dir
 
     torch.set_num_threads(2)
-    service = HashtagService(serving_dir("hashtag_generator"), beam=4, n_best=3)
+    service = HashtagService(serving_dir(registry.HASHTAG.name), beam=4, n_best=3)
     out = []
     for start in range(0, len(posts), BATCH):
         chunk = posts[start:start + BATCH]

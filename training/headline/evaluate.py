@@ -23,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+from nlp_models import registry
 from nlp_models.headline.lead import without_dateline
 from nlp_models.headline.predictor import HeadlinePredictor, Headlines
 from nlp_models.headline.sentences import sentences
@@ -41,8 +42,7 @@ from training.headline.quality import degenerate_rate, unsupported_rates, vocabu
 from training.paths import data_dir
 from training.repository import shipped
 
-FULL_MODEL = "headline_generator"  # Triton model names
-CONSTRAINED_MODEL = "constrained_headline_generator"
+FULL_MODEL, CONSTRAINED_MODEL = registry.HEADLINE.name, registry.CONSTRAINED.name
 CHUNK = 32  # articles per progress update
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import torch
 
+from nlp_models import registry
 from nlp_models.pos.predictor import PosPredictor
 from training.pos.data import read_conll
 from training.repository import shipped
@@ -21,7 +22,7 @@ from training.repository import shipped
 
 def shipped_checkpoint() -> Path:
     """The serving version's checkpoint in the repository's model_repository."""
-    return shipped("pos_tagger", "pos_tagger.pt")
+    return shipped(registry.POS.name, "pos_tagger.pt")
 
 
 def evaluate(data: str, tagset: str, model: str | None = None, raw: bool = False) -> dict:
