@@ -37,6 +37,8 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from deploy.docker import daemon_answers, ensure_base
+from deploy.process import DeployError
 from services.es.bulk import make_client
 from services.pb import headline_api_pb2 as api
 from services.pb import headline_api_pb2_grpc as api_grpc
@@ -68,9 +70,15 @@ def compose(*args: str, timeout: float = 600, env: dict[str, str]) -> str:
 
 def why_not_runnable() -> str | None:
     if shutil.which("docker-compose") is None or shutil.which("docker") is None:
-        return "docker and docker-compose are not installed (deploy/ci-apt-packages.txt)"
-    if subprocess.run(["docker", "info"], capture_output=True, timeout=60).returncode != 0:
-        return "no Docker daemon answers (start dockerd as root)"
+        return "docker and docker-compose are not installed (apt-get install docker.io " \
+            "docker-compose)"
+    if FILES.endswith("deploy/images/compose.yml"):
+        try:  # a daemon (started if need be) and the Debian and Python bases built here
+            ensure_base()
+        except DeployError as exc:
+            return f"no Docker to build the images with: {exc}"
+    elif not daemon_answers():
+        return "no Docker daemon answers (python -m deploy.docker base starts one)"
     busy = [f"{port} ({name})" for port, name in HOST_PORTS.items() if port_in_use(port)]
     if busy:
         return (f"host ports in use: {', '.join(busy)}; the Compose file publishes them "
