@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from deploy.process import DeployError
+from deploy.process import DeployError, run
 from services.settings import REPO_ROOT, Settings
 
 DEBIAN = "nlp-debian:bookworm"
@@ -67,14 +67,11 @@ def image_exists(name: str) -> bool:
                           timeout=60).returncode == 0
 
 
-def run(cmd: list[str], what: str) -> None:
-    """Run a step quietly; its output's tail goes into the error if it fails."""
+def step(cmd: list[str], what: str) -> None:
+    """One setup step, with its duration."""
     print(f"docker: {what} ...", flush=True)
     began = time.monotonic()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        tail = (proc.stdout + proc.stderr)[-3000:]
-        raise DeployError(f"{what} failed ({' '.join(cmd)}):\n{tail}")
+    run(cmd, what)
     print(f"docker: {what}: {time.monotonic() - began:.0f}s", flush=True)
 
 
@@ -84,7 +81,7 @@ def ensure_debian(rebuild: bool) -> None:
     if shutil.which("debootstrap") is None:
         raise DeployError("debootstrap is not installed (apt-get install -y debootstrap)")
     with tempfile.TemporaryDirectory(prefix="bookworm-") as root:
-        run(["debootstrap", "--variant=minbase", "bookworm", root, MIRROR],
+        step(["debootstrap", "--variant=minbase", "bookworm", root, MIRROR],
             f"debootstrap bookworm from {MIRROR}")
         print(f"docker: docker import {DEBIAN}", flush=True)
         tar = subprocess.Popen(["tar", "-C", root, "-c", "."], stdout=subprocess.PIPE)
@@ -113,7 +110,7 @@ def ensure_python(rebuild: bool) -> None:
     if cas:
         print(f"docker: trusting this machine's extra CAs in the build: {', '.join(cas)}",
               flush=True)
-    run(["docker", "build", "-q", "-f", str(IMAGES / "python.Dockerfile"), "-t", PYTHON,
+    step(["docker", "build", "-q", "-f", str(IMAGES / "python.Dockerfile"), "-t", PYTHON,
          "--build-arg", f"DEBIAN_BASE={DEBIAN}", str(IMAGES)], f"build {PYTHON}")
 
 

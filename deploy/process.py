@@ -117,6 +117,14 @@ def pss_bytes(pids: Sequence[int]) -> int:
     return total
 
 
+def run(cmd: list[str], what: str) -> None:
+    """Run a setup step quietly; raise DeployError with its output's tail if it fails."""
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        tail = (done.stdout + done.stderr)[-2000:]
+        raise DeployError(f"could not {what}: {' '.join(cmd)}\n{tail}")
+
+
 def port_in_use(host: str, port: int) -> bool:
     """True if something accepts TCP connections on host:port."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

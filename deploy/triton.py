@@ -22,7 +22,6 @@ import filecmp
 import importlib.util
 import os
 import shutil
-import subprocess
 import sys
 import sysconfig
 import urllib.error
@@ -31,7 +30,7 @@ from pathlib import Path
 
 from deploy import clusters
 from deploy.base import Port, Server
-from deploy.process import DeployError
+from deploy.process import DeployError, run
 from services.model_control import ADMIN_APIS, ADMIN_HEADER, admin_key
 from services.settings import REPO_ROOT, Settings
 
@@ -43,12 +42,6 @@ def serving_venv(settings: Settings | None = None) -> Path:
     `.serving-venv` beside `.venv` (about 3 GB with torch), shared by every state dir, so
     test stacks with their own state dirs do not install it again."""
     return REPO_ROOT / ".serving-venv"
-
-
-def run(cmd: list[str], what: str) -> None:
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise DeployError(f"could not {what}: {' '.join(cmd)}\n{done.stderr[-2000:]}")
 
 
 def wheel_dir() -> Path:

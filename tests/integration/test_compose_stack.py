@@ -26,7 +26,6 @@ import json
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -38,7 +37,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from deploy.docker import daemon_answers, ensure_base
-from deploy.process import DeployError
+from deploy.process import DeployError, port_in_use
 from services.es.bulk import make_client
 from services.pb import headline_api_pb2 as api
 from services.pb import headline_api_pb2_grpc as api_grpc
@@ -79,16 +78,12 @@ def why_not_runnable() -> str | None:
             return f"no Docker to build the images with: {exc}"
     elif not daemon_answers():
         return "no Docker daemon answers (python -m deploy.docker base starts one)"
-    busy = [f"{port} ({name})" for port, name in HOST_PORTS.items() if port_in_use(port)]
+    busy = [f"{port} ({name})" for port, name in HOST_PORTS.items()
+            if port_in_use("127.0.0.1", port)]
     if busy:
         return (f"host ports in use: {', '.join(busy)}; the Compose file publishes them "
                 "(stop the local stack: python -m deploy.local down)")
     return None
-
-
-def port_in_use(port: int) -> bool:
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 def container_ids(service: str, env: dict[str, str]) -> list[str]:
