@@ -1,10 +1,12 @@
 """The Compose deployment really runs: images built, services healthy, three workers, a kill.
 
-Marker ``compose``, outside the default run (``python -m pytest -m compose``): it builds
-and starts every image of docker-compose.yml, which takes minutes from a warm cache and
-much longer from a cold one. Where no image registry is reachable (this machine), the
-images come from deploy/images/compose.yml (Debian's archive, PyPI, Maven Central); set
-``NLP_COMPOSE_FILES=docker-compose.yml`` to test the official images instead.
+Part of the default run (marker ``compose``; ``-m 'not compose'`` leaves it out): it builds
+and starts every image of docker-compose.yml, about 8 minutes from a warm Docker cache and
+longer from a cold one, and skips with the reason where no Docker daemon can start. Where no
+image registry is reachable (this machine), the images come from deploy/images/compose.yml
+(Debian's archive, PyPI, Maven Central); set ``NLP_COMPOSE_FILES=docker-compose.yml`` to
+test the official images instead. The stack publishes its ports on 127.0.0.2, another
+loopback address, so it runs beside the local stack the other integration tests use.
 
 Checked, on a project of its own (removed with its volumes afterwards):
 
@@ -17,7 +19,7 @@ Checked, on a project of its own (removed with its volumes afterwards):
 - two Tritons under one name (profile ``replica``) both serve the workers, and a restart of
   one while posts stream in loses and duplicates nothing.
 
-Traffic stays on this machine: the Compose network, and ports published on 127.0.0.1.
+Traffic stays on this machine: the Compose network, and ports published on 127.0.0.2.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ pytestmark = [pytest.mark.compose, pytest.mark.timeout(3600)]
 
 FILES = os.environ.get("NLP_COMPOSE_FILES", "docker-compose.yml:deploy/images/compose.yml")
 PROJECT = f"nlpcompose{os.getpid()}"
+ADDRESS = "127.0.0.2"  # NLP_PUBLISH_ADDRESS: loopback, apart from the local stack's 127.0.0.1
 HOST_PORTS = {9092: "kafka", 9200: "elasticsearch", 8000: "triton", 8001: "triton",
               8002: "triton", 50051: "headline-api"}
 SAMPLES = REPO_ROOT / "deploy" / "sample_data"
@@ -79,10 +82,9 @@ def why_not_runnable() -> str | None:
     elif not daemon_answers():
         return "no Docker daemon answers (python -m deploy.docker base starts one)"
     busy = [f"{port} ({name})" for port, name in HOST_PORTS.items()
-            if port_in_use("127.0.0.1", port)]
+            if port_in_use(ADDRESS, port)]
     if busy:
-        return (f"host ports in use: {', '.join(busy)}; the Compose file publishes them "
-                "(stop the local stack: python -m deploy.local down)")
+        return f"ports in use on {ADDRESS}: {', '.join(busy)}; the Compose file publishes them"
     return None
 
 
@@ -113,7 +115,8 @@ def stack() -> Iterator[dict[str, str]]:
     reason = why_not_runnable()
     if reason:
         pytest.skip(reason)
-    env = {**os.environ, "NLP_TRITON_ADMIN_KEY": secrets.token_hex(16)}
+    env = {**os.environ, "NLP_TRITON_ADMIN_KEY": secrets.token_hex(16),
+           "NLP_PUBLISH_ADDRESS": ADDRESS}
     began = time.monotonic()
     compose("build", timeout=3600, env=env)
     print(f"build: {time.monotonic() - began:.0f}s")
@@ -149,7 +152,7 @@ def inferences(container: str, model: str = "pos_tagger") -> int:
 
 def replay(path: Path, topic: str, kind: str, rate: float = 0) -> subprocess.Popen[str]:
     cmd = [sys.executable, "-m", "services.producer", "--file", str(path), "--topic", topic,
-           "--kind", kind, "--bootstrap", "127.0.0.1:9092", "--quiet"]
+           "--kind", kind, "--bootstrap", f"{ADDRESS}:9092", "--quiet"]
     if rate:
         cmd += ["--rate", str(rate)]
     return subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=subprocess.PIPE,
@@ -177,7 +180,7 @@ def test_three_workers_and_a_killed_one_index_every_post_once_and_the_api_answer
     articles = distinct_ids(SAMPLES / "articles.jsonl")
     workers = container_ids("worker", env)
     assert len(workers) == WORKERS
-    es = make_client("http://127.0.0.1:9200")
+    es = make_client(f"http://{ADDRESS}:9200")
 
     feed = replay(SAMPLES / "tweets.jsonl", "posts.raw", "posts", rate=150)
     deadline = time.monotonic() + 600
@@ -214,7 +217,7 @@ def test_three_workers_and_a_killed_one_index_every_post_once_and_the_api_answer
                       "longest_stall_after_kill_s": round(longest_still, 1),
                       "all_indexed_s_after_kill": round(time.monotonic() - killed_at, 1)}))
 
-    with grpc.insecure_channel("127.0.0.1:50051") as channel:
+    with grpc.insecure_channel(f"{ADDRESS}:50051") as channel:
         reply = health_pb2_grpc.HealthStub(channel).Check(
             health_pb2.HealthCheckRequest(service=""), timeout=30)
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
@@ -229,7 +232,7 @@ def test_a_triton_replica_restarted_mid_stream_loses_and_duplicates_nothing(
     stack: dict[str, str], tmp_path: Path,
 ) -> None:
     env = stack
-    es = make_client("http://127.0.0.1:9200")
+    es = make_client(f"http://{ADDRESS}:9200")
     before = count(es, "posts-*")
     again = [{**post, "id": f"{post['id']}-again"} for post in
              map(json.loads, (SAMPLES / "tweets.jsonl").read_text().splitlines()[:1000])]
