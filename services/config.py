@@ -16,6 +16,7 @@ from pathlib import Path
 
 from nlp_models import registry
 from nlp_models.limits import MAX_ARTICLE_CHARS, MAX_POST_CHARS
+from services.env import at_least, read, repo_path, setting
 from services.limits import DLQ_RETENTION_DAYS, MAX_RAW_BYTES
 from services.settings import Settings
 
@@ -59,7 +60,13 @@ class RetryPolicy:
     initial: float = 0.5
     factor: float = 2.0
     max_delay: float = 5.0
-    max_wait: float | None = None
+    max_wait: float | None = setting(None, env="NLP_RETRY_MAX_WAIT", parse=float,
+                                     shown="unset (forever)",
+                                     doc="seconds to wait out an outage before failing")
+
+    @classmethod
+    def from_env(cls, e: Mapping[str, str]) -> RetryPolicy:
+        return cls(**read(cls, e))
 
 
 @dataclass(frozen=True)
@@ -67,21 +74,29 @@ class MemoryConfig:
     """The hashtag memory (services/stream/memory.py) and the scorer's weights
     (services/stream/hashtag_scorer.py)."""
 
-    enabled: bool = True
-    window_hours: float = 24.0  # event time before a post that its memory covers
-    neighbours: int = 5  # similar earlier posts asked per post
-    timeout: float = 2.0  # seconds a batch waits for the memory before the generator alone
-    trending_ttl: float = 5.0  # seconds a language's trending list is reused
+    enabled: bool = setting(True, env="NLP_HASHTAG_MEMORY", doc="`0` turns the hashtag "
+                            "memory off: the generator's hashtags alone")
+    window_hours: float = setting(24.0, env="NLP_HASHTAG_MEMORY_WINDOW_HOURS",
+                                  doc="event time before a post that its memory covers")
+    neighbours: int = setting(5, env="NLP_HASHTAG_MEMORY_NEIGHBOURS",
+                              doc="similar earlier posts asked per post")
+    timeout: float = setting(2.0, env="NLP_HASHTAG_MEMORY_TIMEOUT", doc="seconds a "
+                             "sub-batch waits for the memory before the generator answers alone")
+    trending_ttl: float = setting(5.0, env="NLP_HASHTAG_MEMORY_TRENDING_TTL",
+                                  doc="seconds a language's trending list is reused")
     # The scorer's weights, chosen on the dev streams en_airline_2015 and zh_dev_stream
     # (`python -m training tune hashtag-memory`): the one setting within 5 % of each
     # language's best ROUGE-1 (docs/models/hashtag.md#hashtags-that-follow-the-stream).
+    # NLP_HASHTAG_WEIGHTS sets any of them: generated=0.25,similar=4,trending=0.5,threshold=0.1
     generated: float = 0.25
     similar: float = 4.0
     trending: float = 0.5
     threshold: float = 0.1
     # Hashtags the memory must not pass on (authors write slurs too): the served hashtag
     # generator's list unless NLP_HASHTAG_BLOCKLIST names another file; None: no file.
-    blocklist: Path | None = None
+    blocklist: Path | None = setting(None, env="NLP_HASHTAG_BLOCKLIST", parse=repo_path,
+                                     shown="the served `hashtag_generator`'s `blocklist.txt`",
+                                     doc="hashtags neither the generator nor the memory shows")
 
     @classmethod
     def from_env(cls, e: Mapping[str, str]) -> MemoryConfig:
@@ -91,25 +106,14 @@ class MemoryConfig:
         if unknown:
             raise ValueError(f"NLP_HASHTAG_WEIGHTS: unknown weight(s) {sorted(unknown)}; "
                              "known: generated, similar, trending, threshold")
-        d = cls()
-        return cls(
-            enabled=e.get("NLP_HASHTAG_MEMORY", "1").strip().lower() not in ("0", "false",
-                                                                             "off", "no"),
-            window_hours=float(e.get("NLP_HASHTAG_MEMORY_WINDOW_HOURS", d.window_hours)),
-            neighbours=int(e.get("NLP_HASHTAG_MEMORY_NEIGHBOURS", d.neighbours)),
-            timeout=float(e.get("NLP_HASHTAG_MEMORY_TIMEOUT", d.timeout)),
-            trending_ttl=float(e.get("NLP_HASHTAG_MEMORY_TRENDING_TTL", d.trending_ttl)),
-            blocklist=_blocklist(e),
-            **{k: float(v) for k, v in weights.items()},
-        )
+        values = read(cls, e)
+        values.setdefault("blocklist", served_blocklist(e))
+        return cls(**values, **{k: float(v) for k, v in weights.items()})
 
 
-def _blocklist(e: Mapping[str, str]) -> Path | None:
-    """NLP_HASHTAG_BLOCKLIST, else the newest hashtag_generator version's blocklist.txt in
-    the configured model repository (where the worker can see it)."""
-    named = e.get("NLP_HASHTAG_BLOCKLIST", "").strip()
-    if named:
-        return Path(named)
+def served_blocklist(e: Mapping[str, str]) -> Path | None:
+    """The newest hashtag_generator version's blocklist.txt in the configured model
+    repository (where the worker can see it)."""
     model = Settings.from_env(e).model_repository / registry.HASHTAG.name
     versions = sorted((p for p in model.glob("*/blocklist.txt") if p.parent.name.isdigit()),
                       key=lambda p: int(p.parent.name))
@@ -121,29 +125,50 @@ class PipelineConfig:
     """Everything the stream worker, the producer and the search CLI need."""
 
     servers: Settings = field(default_factory=Settings)
-    app_id: str = "nlp-pipeline"
-    topics: Topics = field(default_factory=Topics)
-    index_prefix: str = "posts"
-    pos_model: str = registry.POS.name
-    hashtag_model: str = registry.HASHTAG.name  # "" = tag posts without generating hashtags
-    headline_model: str = registry.HEADLINE.name  # "" = no full headlines
-    constrained_model: str = registry.CONSTRAINED.name  # "" = no constrained ones
-    article_index_prefix: str = "articles"
+    app_id: str = setting("nlp-pipeline", env="NLP_APP_ID",
+                          doc="Faust app id and consumer group")
+    topic_prefix: str = setting("", env="NLP_TOPIC_PREFIX", doc="prefix of all eight topics")
+    index_prefix: str = setting("posts", env="NLP_INDEX_PREFIX", parse=str.lower,
+                                doc="posts' Elasticsearch index prefix")
+    article_index_prefix: str = setting(
+        "articles", env="NLP_ARTICLE_INDEX_PREFIX", parse=str.lower,
+        doc="articles' Elasticsearch index prefix (must not overlap the posts')")
+    pos_model: str = setting(registry.POS.name, env="NLP_POS_MODEL",
+                             doc="Triton model of `tag_posts`")
+    hashtag_model: str = setting(registry.HASHTAG.name, env="NLP_HASHTAG_MODEL", blank=True,
+                                 doc="hashtags of `tag_posts`; empty: none")
+    headline_model: str = setting(registry.HEADLINE.name, env="NLP_HEADLINE_MODEL", blank=True,
+                                  doc="full headlines of `headline_articles`; empty: none")
+    constrained_model: str = setting(
+        registry.CONSTRAINED.name, env="NLP_CONSTRAINED_MODEL", blank=True,
+        doc="constrained headlines; empty: none (both empty: no article agents)")
     max_article_chars: int = MAX_ARTICLE_CHARS
-    headline_batch_size: int = 16  # articles per batch (generation costs ~0.1-1 s each)
+    headline_batch_size: int = setting(16, env="NLP_HEADLINE_BATCH", doc="articles per batch "
+                                       "(a generation costs 0.1-1 s)")
     headline_batch_within: float = 1.0
-    max_post_chars: int = MAX_POST_CHARS
+    max_post_chars: int = setting(MAX_POST_CHARS, env="NLP_MAX_POST_CHARS",
+                                  doc="longer post texts are cut (`truncated`)")
     max_raw_bytes: int = MAX_RAW_BYTES
-    tag_batch_size: int = 256  # measured: 64 gave 161 tweets/s through the pipeline, 256 gave 232
-    tag_batch_within: float = 0.2
-    triton_concurrency: int = 4
-    tag_in_flight: int = 4  # tag_posts batches in flight per worker (1 vs 4 in docs/benchmarks.md)
+    # measured: 64 gave 161 tweets/s through the pipeline, 256 gave 232
+    tag_batch_size: int = setting(256, env="NLP_TAG_BATCH", doc="posts per batch")
+    tag_batch_within: float = setting(0.2, env="NLP_TAG_WITHIN",
+                                      doc="seconds to fill a batch of posts")
+    triton_concurrency: int = setting(4, env="NLP_TRITON_CONCURRENCY", parse=at_least(1),
+                                      doc="sub-batches in flight per batch")
+    tag_in_flight: int = setting(4, env="NLP_TAG_IN_FLIGHT", parse=at_least(1),
+                                 doc="`tag_posts` batches in flight per worker (one actor, "
+                                 "offsets released in order; docs/benchmarks.md)")
     triton_timeout: float = 60.0
-    index_batch_size: int = 256
-    index_batch_within: float = 0.5
+    index_batch_size: int = setting(256, env="NLP_INDEX_BATCH",
+                                    doc="documents per bulk request")
+    index_batch_within: float = setting(0.5, env="NLP_INDEX_WITHIN",
+                                        doc="seconds to fill a bulk request")
     retry: RetryPolicy = field(default_factory=RetryPolicy)
-    web_port: int | None = 6066
-    dlq_retention_days: float = DLQ_RETENTION_DAYS
+    web_port: int | None = setting(6066, env="NLP_STREAM_WEB_PORT", parse=lambda raw:
+                                   int(raw) or None, doc="the worker's web page (`/health/`, "
+                                   "`/metrics`); 0: off")
+    dlq_retention_days: float = setting(DLQ_RETENTION_DAYS, env="NLP_DLQ_RETENTION_DAYS",
+                                        doc="retention of the `.dlq` topics")
     hashtag_memory: MemoryConfig = field(default_factory=MemoryConfig)
 
     def __post_init__(self) -> None:
@@ -162,37 +187,15 @@ class PipelineConfig:
         """What searches, the template and Kibana use: every monthly index."""
         return f"{self.index_prefix}-*"
 
+    @property
+    def topics(self) -> Topics:
+        return Topics.with_prefix(self.topic_prefix)
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> PipelineConfig:
         e = os.environ if env is None else env
-        d = cls()  # the defaults are the fields' own: written once
-        max_wait = e.get("NLP_RETRY_MAX_WAIT", "").strip()
-        web_port = int(e.get("NLP_STREAM_WEB_PORT", str(d.web_port)) or 0)
-        return cls(
-            servers=Settings.from_env(e),
-            app_id=e.get("NLP_APP_ID", d.app_id),
-            topics=Topics.with_prefix(e.get("NLP_TOPIC_PREFIX", "")),
-            index_prefix=e.get("NLP_INDEX_PREFIX", d.index_prefix).lower(),
-            pos_model=e.get("NLP_POS_MODEL", d.pos_model),
-            hashtag_model=e.get("NLP_HASHTAG_MODEL", d.hashtag_model).strip(),
-            headline_model=e.get("NLP_HEADLINE_MODEL", d.headline_model).strip(),
-            constrained_model=e.get("NLP_CONSTRAINED_MODEL", d.constrained_model).strip(),
-            article_index_prefix=e.get("NLP_ARTICLE_INDEX_PREFIX",
-                                       d.article_index_prefix).lower(),
-            headline_batch_size=int(e.get("NLP_HEADLINE_BATCH", d.headline_batch_size)),
-            max_post_chars=int(e.get("NLP_MAX_POST_CHARS", d.max_post_chars)),
-            tag_batch_size=int(e.get("NLP_TAG_BATCH", d.tag_batch_size)),
-            tag_batch_within=float(e.get("NLP_TAG_WITHIN", d.tag_batch_within)),
-            triton_concurrency=max(1, int(e.get("NLP_TRITON_CONCURRENCY",
-                                                d.triton_concurrency))),
-            tag_in_flight=max(1, int(e.get("NLP_TAG_IN_FLIGHT", d.tag_in_flight))),
-            index_batch_size=int(e.get("NLP_INDEX_BATCH", d.index_batch_size)),
-            index_batch_within=float(e.get("NLP_INDEX_WITHIN", d.index_batch_within)),
-            retry=RetryPolicy(max_wait=float(max_wait) if max_wait else None),
-            web_port=web_port or None,
-            dlq_retention_days=float(e.get("NLP_DLQ_RETENTION_DAYS", d.dlq_retention_days)),
-            hashtag_memory=MemoryConfig.from_env(e),
-        )
+        return cls(servers=Settings.from_env(e), retry=RetryPolicy.from_env(e),
+                   hashtag_memory=MemoryConfig.from_env(e), **read(cls, e))
 
 
 def load() -> PipelineConfig:

@@ -1,20 +1,20 @@
 """Ports, paths and versions of the local stack, all in one place.
 
-Every value comes from an ``NLP_*`` environment variable with a default, so the CLI
-(`python -m deploy.local`), the pytest fixtures and the services agree on where
-Kafka, Elasticsearch and Triton listen. It lives in ``services`` because the services need
-the addresses; ``deploy`` (which starts the servers) imports it from here, never the
-reverse. Standard library only.
+Every value comes from an ``NLP_*`` environment variable with a default, declared once in
+its field (``services.env``), so the CLI (`python -m deploy.local`), the pytest fixtures
+and the services agree on where Kafka, Elasticsearch and Triton listen. It lives in
+``services`` because the services need the addresses; ``deploy`` (which starts the servers)
+imports it from here, never the reverse. Standard library only.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from services.env import REPO_ROOT, read, setting
 
 #: Versions pinned here and in deploy/maven/*/pom.xml and docker-compose.yml.
 KAFKA_VERSION = "3.9.2"
@@ -22,22 +22,6 @@ ELASTICSEARCH_VERSION = "7.10.2"
 TRITON_CONTAINER = "24.10-py3"
 
 HOST = "127.0.0.1"
-
-
-def _int(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise ValueError(f"{name}={raw!r} is not an integer port/number") from None
-
-
-def _path(env: Mapping[str, str], name: str, default: str) -> Path:
-    raw = env.get(name, "").strip() or default
-    path = Path(raw)
-    return path if path.is_absolute() else REPO_ROOT / path
 
 
 @dataclass(frozen=True)
@@ -49,48 +33,47 @@ class Settings:
     """
 
     host: str = HOST
-    kafka_host: str = HOST
-    es_host: str = HOST
-    triton_host: str = HOST
-    kafka_port: int = 9092
-    kafka_controller_port: int = 9093
-    es_port: int = 9200
-    es_transport_port: int = 9300
-    es_cluster_name: str = "nlp-local"
-    es_scheme: str = "http"  # https for a secured deployment (services.credentials)
-    triton_http_port: int = 8000
-    triton_grpc_port: int = 8001
-    triton_metrics_port: int = 8002
-    state_dir: Path = field(default_factory=lambda: REPO_ROOT / "var")
-    model_repository: Path = field(default_factory=lambda: REPO_ROOT / "model_repository")
-    kafka_heap: str = "512m"
-    es_heap: str = "512m"
-    start_timeout: float = 180.0
+    kafka_host: str = setting(HOST, env="NLP_KAFKA_HOST", doc="where *clients* connect to "
+                              "Kafka (Compose sets the service name)")
+    es_host: str = setting(HOST, env="NLP_ES_HOST", doc="where clients connect to "
+                           "Elasticsearch")
+    triton_host: str = setting(HOST, env="NLP_TRITON_HOST", doc="where clients connect to "
+                               "Triton")
+    kafka_port: int = setting(9092, env="NLP_KAFKA_PORT", doc="Kafka's client port")
+    kafka_controller_port: int = setting(
+        9093, env="NLP_KAFKA_CONTROLLER_PORT", shown="`NLP_KAFKA_PORT` + 1",
+        doc="the KRaft controller's port")
+    es_port: int = setting(9200, env="NLP_ES_PORT", doc="Elasticsearch's HTTP port")
+    es_transport_port: int = setting(9300, env="NLP_ES_TRANSPORT_PORT",
+                                     doc="Elasticsearch's transport port")
+    es_cluster_name: str = setting("nlp-local", env="NLP_ES_CLUSTER_NAME",
+                                   doc="Elasticsearch's cluster name")
+    es_scheme: str = setting("http", env="NLP_ES_SCHEME", parse=str.lower,
+                             doc="`https` for a secured Elasticsearch (clients only; "
+                             "`services/credentials.py`)")
+    triton_http_port: int = setting(8000, env="NLP_TRITON_HTTP_PORT", doc="Triton's HTTP port")
+    triton_grpc_port: int = setting(8001, env="NLP_TRITON_GRPC_PORT", doc="Triton's gRPC port")
+    triton_metrics_port: int = setting(8002, env="NLP_TRITON_METRICS_PORT",
+                                       doc="Triton's Prometheus metrics port")
+    state_dir: Path = setting(env="NLP_STATE_DIR", default_factory=lambda: REPO_ROOT / "var",
+                              shown="`var`", doc="data, logs and pid records of the local "
+                              "servers; a relative path is relative to the repository root")
+    model_repository: Path = setting(
+        env="NLP_MODEL_REPOSITORY", default_factory=lambda: REPO_ROOT / "model_repository",
+        shown="`model_repository`", doc="what Triton serves")
+    kafka_heap: str = setting("512m", env="NLP_KAFKA_HEAP",
+                              doc="Kafka's JVM max heap (it starts at half)")
+    es_heap: str = setting("512m", env="NLP_ES_HEAP", doc="Elasticsearch's JVM heap")
+    start_timeout: float = setting(180.0, env="NLP_START_TIMEOUT",
+                                   doc="seconds each local server may take to start")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Read the ``NLP_*`` variables (``os.environ`` by default)."""
-        e = os.environ if env is None else env
-        kafka_port = _int(e, "NLP_KAFKA_PORT", 9092)
-        return cls(
-            kafka_host=e.get("NLP_KAFKA_HOST", "").strip() or HOST,
-            es_host=e.get("NLP_ES_HOST", "").strip() or HOST,
-            triton_host=e.get("NLP_TRITON_HOST", "").strip() or HOST,
-            kafka_port=kafka_port,
-            kafka_controller_port=_int(e, "NLP_KAFKA_CONTROLLER_PORT", kafka_port + 1),
-            es_port=_int(e, "NLP_ES_PORT", 9200),
-            es_transport_port=_int(e, "NLP_ES_TRANSPORT_PORT", 9300),
-            es_cluster_name=e.get("NLP_ES_CLUSTER_NAME", "nlp-local"),
-            es_scheme=e.get("NLP_ES_SCHEME", "").strip().lower() or "http",
-            triton_http_port=_int(e, "NLP_TRITON_HTTP_PORT", 8000),
-            triton_grpc_port=_int(e, "NLP_TRITON_GRPC_PORT", 8001),
-            triton_metrics_port=_int(e, "NLP_TRITON_METRICS_PORT", 8002),
-            state_dir=_path(e, "NLP_STATE_DIR", "var"),
-            model_repository=_path(e, "NLP_MODEL_REPOSITORY", "model_repository"),
-            kafka_heap=e.get("NLP_KAFKA_HEAP", "512m"),
-            es_heap=e.get("NLP_ES_HEAP", "512m"),
-            start_timeout=float(e.get("NLP_START_TIMEOUT", "180")),
-        )
+        values = read(cls, os.environ if env is None else env)
+        if "kafka_port" in values:
+            values.setdefault("kafka_controller_port", values["kafka_port"] + 1)
+        return cls(**values)
 
     def to_dict(self) -> dict[str, object]:
         """JSON-friendly copy, stored with each pid record."""

@@ -24,8 +24,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "disruptive: kills and restarts the shared servers; runs after the rest"
     )
     config.addinivalue_line(
-        "markers", "compose: builds and starts docker-compose.yml on 127.0.0.2 (skips without Docker); "
-        "-m 'not compose' leaves it out"
+        "markers", "compose: builds and starts docker-compose.yml on 127.0.0.2 (skips without "
+        "Docker); -m 'not compose' leaves it out"
     )
 
 

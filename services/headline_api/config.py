@@ -1,23 +1,7 @@
 """Settings of the headline API server, from the environment (secrets never from the repo).
 
-    NLP_HEADLINE_API_HOST       bind address (default 127.0.0.1: loopback only)
-    NLP_HEADLINE_API_PORT       gRPC port (default 50051; --port overrides)
-    NLP_HEADLINE_API_KEY        if set, every call needs metadata `x-api-key: <key>`
-    NLP_HEADLINE_TLS_CERT       PEM certificate chain and
-    NLP_HEADLINE_TLS_KEY        PEM private key: both set = TLS, neither = plaintext
-    NLP_HEADLINE_TLS_CLIENT_CA  PEM CA certificates: clients must present a certificate it
-                                signed (mutual TLS; needs TLS on)
-    NLP_HEADLINE_ALLOW_INSECURE_KEY  1 = accept an API key over plaintext (tests, loopback
-                                experiments); without it an API key without TLS refuses to start
-    NLP_HEADLINE_MAX_CONCURRENT requests served at once (8)
-    NLP_HEADLINE_QUEUE_SIZE     requests that may wait for a slot (16); 0 = no queue
-    NLP_HEADLINE_QUEUE_WAIT     seconds a request waits for a slot at most (5); then, or
-                                when the queue is full, RESOURCE_EXHAUSTED with retry-after-ms
-    NLP_HEADLINE_METRICS_PORT   Prometheus /metrics on the bind address (default 9464; 0 off)
-    NLP_HEADLINE_TIMEOUT        seconds a request may take without a client deadline (30)
-    NLP_HEADLINE_MAX_TIMEOUT    longer client deadlines are cut to this many seconds (60)
-    NLP_TRITON_HOST / NLP_TRITON_GRPC_PORT   the Triton server (services.settings)
-    NLP_HEADLINE_MODEL / NLP_CONSTRAINED_MODEL  Triton model names
+Each field names its variable (``services.env``); the table is in docs/headline-api.md
+(``python -m services.settings_docs``). The Triton server is ``services.settings``'.
 """
 
 from __future__ import annotations
@@ -27,10 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from nlp_models import registry
+from services.env import at_least, read, setting
 from services.settings import Settings
 
 MAX_MESSAGE_BYTES = 1024 * 1024  # a 100,000-character article is at most ~400 KB of UTF-8
-TRUE = ("1", "true", "yes")
 
 
 class ConfigError(SystemExit):
@@ -40,52 +24,54 @@ class ConfigError(SystemExit):
 @dataclass(frozen=True)
 class ApiConfig:
     servers: Settings = field(default_factory=Settings)
-    host: str = "127.0.0.1"
-    port: int = 50051
-    api_key: str = ""
-    tls_cert: str = ""
-    tls_key: str = ""
-    tls_client_ca: str = ""
-    max_concurrent: int = 8
-    queue_size: int = 16
-    queue_wait: float = 5.0
-    metrics_port: int = 9464
-    default_timeout: float = 30.0
-    max_timeout: float = 60.0
-    headline_model: str = registry.HEADLINE.name
-    constrained_model: str = registry.CONSTRAINED.name
+    host: str = setting("127.0.0.1", env="NLP_HEADLINE_API_HOST",
+                        doc="bind address (`--host` overrides): loopback only by default")
+    port: int = setting(50051, env="NLP_HEADLINE_API_PORT", doc="gRPC port (`--port` overrides)")
+    api_key: str = setting("", env="NLP_HEADLINE_API_KEY", doc="if set, calls need metadata "
+                           "`x-api-key` (else UNAUTHENTICATED); needs TLS, see below")
+    tls_cert: str = setting("", env="NLP_HEADLINE_TLS_CERT",
+                            doc="PEM certificate chain: with the key, TLS on (both or neither)")
+    tls_key: str = setting("", env="NLP_HEADLINE_TLS_KEY", doc="PEM private key")
+    tls_client_ca: str = setting("", env="NLP_HEADLINE_TLS_CLIENT_CA", doc="PEM CA "
+                                 "certificates: mutual TLS, clients must present a certificate "
+                                 "signed by one of them (needs TLS on)")
+    allow_insecure_key: bool = setting(False, env="NLP_HEADLINE_ALLOW_INSECURE_KEY",
+                                       doc="`1`: accept an API key without TLS (loopback "
+                                       "tests); without it the server refuses to start")
+    max_concurrent: int = setting(8, env="NLP_HEADLINE_MAX_CONCURRENT", parse=at_least(1),
+                                  doc="requests in progress at once")
+    queue_size: int = setting(16, env="NLP_HEADLINE_QUEUE_SIZE", parse=at_least(0),
+                              doc="requests that may wait for a slot beyond those; 0: no queue")
+    queue_wait: float = setting(5.0, env="NLP_HEADLINE_QUEUE_WAIT", parse=at_least(0, float),
+                                doc="seconds a request waits for a slot at most (never past its "
+                                "own deadline); then, or with the queue full, "
+                                "RESOURCE_EXHAUSTED with a retry hint")
+    metrics_port: int = setting(9464, env="NLP_HEADLINE_METRICS_PORT", doc="Prometheus "
+                                "`/metrics` (`headline_api_requests_total{method,code}`, "
+                                "`headline_api_request_seconds`, `headline_api_errors_total"
+                                "{code}`, gauges `headline_api_in_progress`, "
+                                "`headline_api_waiting`); 0: off")
+    default_timeout: float = setting(30.0, env="NLP_HEADLINE_TIMEOUT", doc="seconds a request "
+                                     "may take when the client sets no deadline (at most "
+                                     "`NLP_HEADLINE_MAX_TIMEOUT`)")
+    max_timeout: float = setting(60.0, env="NLP_HEADLINE_MAX_TIMEOUT", doc="cap on client "
+                                 "deadlines: a longer deadline is cut to this many seconds")
+    headline_model: str = setting(registry.HEADLINE.name, env="NLP_HEADLINE_MODEL",
+                                  doc="the full headline generator's Triton name")
+    constrained_model: str = setting(registry.CONSTRAINED.name, env="NLP_CONSTRAINED_MODEL",
+                                     doc="the constrained one's")
+
+    def __post_init__(self) -> None:
+        check_security(self.api_key, bool(self.tls_cert), bool(self.tls_key),
+                       bool(self.tls_client_ca), self.allow_insecure_key)
+        if not 0 < self.default_timeout <= self.max_timeout:
+            raise ConfigError(f"NLP_HEADLINE_TIMEOUT ({self.default_timeout:g}) must be above 0 "
+                              f"and at most NLP_HEADLINE_MAX_TIMEOUT ({self.max_timeout:g})")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ApiConfig:
         e = os.environ if env is None else env
-        d = cls()  # the defaults are the fields' own: written once
-        cert, key = e.get("NLP_HEADLINE_TLS_CERT", ""), e.get("NLP_HEADLINE_TLS_KEY", "")
-        client_ca = e.get("NLP_HEADLINE_TLS_CLIENT_CA", "")
-        api_key = e.get("NLP_HEADLINE_API_KEY", "")
-        insecure_key = e.get("NLP_HEADLINE_ALLOW_INSECURE_KEY", "").lower() in TRUE
-        check_security(api_key, bool(cert), bool(key), bool(client_ca), insecure_key)
-        default_timeout = float(e.get("NLP_HEADLINE_TIMEOUT", d.default_timeout))
-        max_timeout = float(e.get("NLP_HEADLINE_MAX_TIMEOUT", d.max_timeout))
-        if not 0 < default_timeout <= max_timeout:
-            raise ConfigError(f"NLP_HEADLINE_TIMEOUT ({default_timeout:g}) must be above 0 and "
-                              f"at most NLP_HEADLINE_MAX_TIMEOUT ({max_timeout:g})")
-        return cls(
-            servers=Settings.from_env(e),
-            host=e.get("NLP_HEADLINE_API_HOST", d.host),
-            port=int(e.get("NLP_HEADLINE_API_PORT", d.port)),
-            api_key=api_key,
-            tls_cert=cert,
-            tls_key=key,
-            tls_client_ca=client_ca,
-            max_concurrent=max(1, int(e.get("NLP_HEADLINE_MAX_CONCURRENT", d.max_concurrent))),
-            queue_size=max(0, int(e.get("NLP_HEADLINE_QUEUE_SIZE", d.queue_size))),
-            queue_wait=max(0.0, float(e.get("NLP_HEADLINE_QUEUE_WAIT", d.queue_wait))),
-            metrics_port=int(e.get("NLP_HEADLINE_METRICS_PORT", d.metrics_port)),
-            default_timeout=default_timeout,
-            max_timeout=max_timeout,
-            headline_model=e.get("NLP_HEADLINE_MODEL", d.headline_model),
-            constrained_model=e.get("NLP_CONSTRAINED_MODEL", d.constrained_model),
-        )
+        return cls(servers=Settings.from_env(e), **read(cls, e))
 
 
 def check_security(api_key: str, cert: bool, key: bool, client_ca: bool,
