@@ -15,10 +15,13 @@ FROM ${PYTHON_BASE}
 RUN apt-get update \
  && apt-get install -y --no-install-recommends openjdk-17-jre-headless \
  && rm -rf /var/lib/apt/lists/* \
- && mkdir -p /opt/kafka/config /var/lib/kafka/data
+ && mkdir -p /opt/kafka/config /var/lib/kafka/data \
+ && useradd --uid 1000 --no-create-home --home-dir /opt/kafka appuser
 COPY --from=jars /opt/kafka/libs /opt/kafka/libs
 COPY deploy/images/kafka/log4j.properties deploy/images/kafka/tools-log4j.properties \
      deploy/images/kafka/entrypoint.py /opt/kafka/config/
 COPY deploy/images/kafka/kafka-broker-api-versions.sh /opt/kafka/bin/
+RUN chown -R appuser /opt/kafka/config /var/lib/kafka/data
+USER appuser
 EXPOSE 9092
 ENTRYPOINT ["python", "/opt/kafka/config/entrypoint.py"]

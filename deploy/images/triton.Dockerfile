@@ -29,6 +29,7 @@ RUN pip install --no-cache-dir -c /opt/nlp/requirements.lock \
  && cp "$WHEEL/python_backend_stubs/3.11/triton_python_backend_stub" \
        /opt/tritonserver/backends/python/
 COPY deploy/images/triton/tritonserver.sh /usr/local/bin/tritonserver
+RUN useradd --uid 1000 --create-home triton-server
 COPY --from=ark-clusters /build/cmu/arktweetnlp/50mpaths2 /opt/nlp/ark-clusters/50mpaths2
 ENV OMP_NUM_THREADS=1 \
     OMP_WAIT_POLICY=PASSIVE \

@@ -16,6 +16,7 @@ Checked, on a project of its own (removed with its volumes afterwards):
   once (the index holds each id once and as many documents as distinct ids were sent),
   none dead-lettered; the seconds the index stood still after the kill are printed;
 - the headline API answers its gRPC health check and one ``Suggest`` from the host;
+- every service runs as a non-root user, none was killed for exceeding its ``mem_limit``;
 - two Tritons under one name (profile ``replica``) both serve the workers, and a restart of
   one while posts stream in loses and duplicates nothing.
 
@@ -226,6 +227,26 @@ def test_three_workers_and_a_killed_one_index_every_post_once_and_the_api_answer
             api.SuggestRequest(article=article, num_candidates=1), timeout=120)
         assert response.candidates and response.candidates[0].text.strip()
         print("suggested:", response.candidates[0].text)
+
+
+def test_every_service_runs_as_a_non_root_user_within_its_memory_limit(
+    stack: dict[str, str],
+) -> None:
+    env = stack
+    services = ["kafka", "elasticsearch", "triton", "triton-replica", "worker", "headline-api"]
+    containers = {c: s for s in services for c in container_ids(s, env)}
+    for container, service in containers.items():
+        uid = subprocess.run(["docker", "exec", container, "id", "-u"], capture_output=True,
+                             text=True, timeout=60, check=True).stdout.strip()
+        assert uid != "0", f"{service} runs as root"
+        state = json.loads(subprocess.run(
+            ["docker", "inspect", "--format", "{{json .State}}", container],
+            capture_output=True, text=True, timeout=60, check=True).stdout)
+        assert not state["OOMKilled"], f"{service} hit its mem_limit"
+    stats = subprocess.run(["docker", "stats", "--no-stream", "--format",
+                            "{{.Name}}\t{{.MemUsage}}", *containers],
+                           capture_output=True, text=True, timeout=120, check=True).stdout
+    print("memory after the stream (usage / limit):\n" + stats)
 
 
 def test_a_triton_replica_restarted_mid_stream_loses_and_duplicates_nothing(
