@@ -152,9 +152,17 @@ def _cores() -> int:
 
 
 def _stack_memory(settings, worker_rss_mib: int) -> dict:
-    """Resident memory of every server (with Triton's model stubs) and the Faust worker."""
+    """Resident memory of every server (with Triton's model stubs) and the Faust worker.
+
+    RSS counts the pages processes share (each Triton stub maps libtorch) once per process;
+    PSS splits them among their sharers, so its total is what the stack really holds. The
+    worker (one process, gone by now) counts with its RSS in both.
+    """
     from deploy.stack import servers, status
 
-    rss = {s.name: round(status(s).rss_bytes / 2**20) for s in servers(None, settings)}
-    rss["faust_worker"] = worker_rss_mib
-    return {"rss_mib": rss, "total_mib": sum(rss.values())}
+    states = {s.name: status(s) for s in servers(None, settings)}
+    rss = {name: round(st.rss_bytes / 2**20) for name, st in states.items()}
+    pss = {name: round(st.pss_bytes / 2**20) for name, st in states.items()}
+    rss["faust_worker"] = pss["faust_worker"] = worker_rss_mib
+    return {"rss_mib": rss, "total_mib": sum(rss.values()),
+            "pss_mib": pss, "total_pss_mib": sum(pss.values())}

@@ -20,12 +20,10 @@ import time
 import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable
-from dataclasses import dataclass
 
 import grpc
 from prometheus_client import Counter, Gauge, Histogram
 
-from nlp_models.contract import HeadlineResult
 from services.config import RetryPolicy
 from services.headline_api.config import ApiConfig
 from services.headline_api.validation import (
@@ -35,11 +33,12 @@ from services.headline_api.validation import (
     Unsupported,
     plan,
 )
+from services.headlines import CONSTRAINED, FULL, Answer, HeadlineModels, Job
 from services.pb import headline_api_pb2 as api
 from services.pb import headline_api_pb2_grpc as api_grpc
 from services.pb import messages_pb2 as pb
 from services.retry import RetryGaveUp
-from services.triton import Batch, ConstrainedHeadlineClient, HeadlineClient, is_transient
+from services.triton import is_transient
 
 log = logging.getLogger("headline_api")
 
@@ -78,13 +77,7 @@ class Refused(Exception):
         return grpc.StatusCode.INVALID_ARGUMENT
 
 
-@dataclass
-class Group:
-    """The candidates of one model call."""
-
-    kind: int
-    phrase: str
-    batch: Batch[HeadlineResult]
+KINDS = {FULL: api.FULL, CONSTRAINED: api.CONSTRAINED}
 
 
 class Admission:
@@ -272,32 +265,22 @@ class HeadlineApi(api_grpc.HeadlineServiceServicer):
     def __init__(self, cfg: ApiConfig):
         self.cfg = cfg
         self.admission = Admission(cfg.max_concurrent, cfg.queue_size, cfg.queue_wait)
-        self.full: HeadlineClient | None = None
-        self.constrained: ConstrainedHeadlineClient | None = None
+        self.models: HeadlineModels | None = None
 
     async def start(self) -> None:
         """Create the Triton clients (inside the running event loop)."""
-        url = self.cfg.servers.triton_grpc_url
-        self.full = HeadlineClient(url, self.cfg.headline_model, OUTAGE_PATIENCE)
-        self.constrained = ConstrainedHeadlineClient(url, self.cfg.constrained_model,
-                                                     OUTAGE_PATIENCE)
+        self.models = HeadlineModels.connect(
+            self.cfg.servers.triton_grpc_url, self.cfg.headline_model,
+            self.cfg.constrained_model, OUTAGE_PATIENCE)
 
     async def stop(self) -> None:
-        for client in (self.full, self.constrained):
-            if client is not None:
-                await client.close()
+        if self.models is not None:
+            await self.models.close()
 
-    def _calls(self, p: Plan, timeout: float) -> list[Awaitable[Group]]:
-        async def full() -> Group:
-            batch = await self.full.generate([p.article], [p.language], timeout, p.n)
-            return Group(api.FULL, "", batch)
-
-        async def constrained(phrase: str) -> Group:
-            batch = await self.constrained.generate([p.article], [p.language], [phrase],
-                                                    [p.order], timeout, p.n)
-            return Group(api.CONSTRAINED, phrase, batch)
-
-        return ([full()] if p.full else []) + [constrained(ph) for ph in p.phrases]
+    def _calls(self, p: Plan, timeout: float) -> list[Awaitable[list[Answer]]]:
+        assert self.models is not None, "start() first"
+        return self.models.calls([Job(p.article, p.language, p.phrases)], full=p.full,
+                                 order=p.order, timeout=timeout, candidates=p.n)
 
     def _timeout(self, call: Call) -> float:
         """Seconds left for the model calls: the client's deadline (default_timeout if it set
@@ -309,19 +292,20 @@ class HeadlineApi(api_grpc.HeadlineServiceServicer):
         return max(min(remaining, self.cfg.max_timeout), 0.001)
 
     @staticmethod
-    def suggestions(group: Group, p: Plan) -> list[api.HeadlineSuggestion]:
-        (result,) = group.batch.results
+    def suggestions(answer: Answer, p: Plan) -> list[api.HeadlineSuggestion]:
+        result = answer.result
         if result.status != "ok":
-            where = f" for phrase {group.phrase!r}" if group.phrase else ""
+            where = f" for phrase {answer.phrase!r}" if answer.phrase else ""
             raise Refused(result.status, f"{result.status}{where}: {result.message}")
-        model = pb.ModelRef(name=group.batch.model_name, version=group.batch.model_version)
+        model = pb.ModelRef(name=answer.model, version=answer.version)
+        kind = KINDS[answer.kind]
         out = []
         for text, score in result.candidates[: p.n]:
             if len(text) > (p.max_length or MAX_HEADLINE_CHARS):
                 continue
-            out.append(api.HeadlineSuggestion(text=text, score=score, kind=group.kind,
-                                              phrase=group.phrase, model=model,
-                                              order=result.strategy if group.phrase else ""))
+            out.append(api.HeadlineSuggestion(text=text, score=score, kind=kind,
+                                              phrase=answer.phrase, model=model,
+                                              order=result.strategy if answer.phrase else ""))
         return out
 
     async def Suggest(self, request: api.SuggestRequest,
@@ -329,11 +313,11 @@ class HeadlineApi(api_grpc.HeadlineServiceServicer):
         async with Call(self, "Suggest", context) as call:
             p = plan(request)
             timeout = self._timeout(call)
-            groups = await asyncio.wait_for(asyncio.gather(*self._calls(p, timeout)), timeout)
+            calls = await asyncio.wait_for(asyncio.gather(*self._calls(p, timeout)), timeout)
             response = api.SuggestResponse(language=p.language, request_id=call.request_id)
-            for group in groups:
-                response.candidates.extend(self.suggestions(group, p))
-                response.truncated |= group.batch.results[0].truncated
+            for answer in (a for answers in calls for a in answers):
+                response.candidates.extend(self.suggestions(answer, p))
+                response.truncated |= answer.result.truncated
             return response
 
     async def SuggestStream(self, request: api.SuggestRequest,
@@ -346,10 +330,11 @@ class HeadlineApi(api_grpc.HeadlineServiceServicer):
             tasks = [asyncio.ensure_future(c) for c in self._calls(p, timeout)]
             try:
                 for next_done in asyncio.as_completed(tasks):
-                    group = await asyncio.wait_for(next_done, max(deadline - time.monotonic(),
-                                                                  0.001))
-                    for suggestion in self.suggestions(group, p):
-                        yield suggestion
+                    answers = await asyncio.wait_for(next_done, max(deadline - time.monotonic(),
+                                                                    0.001))
+                    for answer in answers:
+                        for suggestion in self.suggestions(answer, p):
+                            yield suggestion
             finally:
                 for task in tasks:
                     task.cancel()

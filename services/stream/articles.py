@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from nlp_models.contract import HeadlineResult
 from services import errors
 from services.fields import (
     check_id,
@@ -28,6 +27,7 @@ from services.fields import (
     has_control,
     is_blank,
 )
+from services.headlines import CONSTRAINED, FULL, Answer
 from services.limits import (
     MAX_NAME_CHARS,
     MAX_PHRASE_CHARS,
@@ -116,30 +116,25 @@ def headline_language(article: pb.Article) -> str:
     return article.lang
 
 
-@dataclass(frozen=True)
-class Generated:
-    """One model's answer for an article (full) or an article and phrase (constrained)."""
-
-    kind: int  # pb.FULL or pb.CONSTRAINED
-    result: HeadlineResult
-    model: pb.ModelRef
+KINDS = {FULL: pb.FULL, CONSTRAINED: pb.CONSTRAINED}
 
 
-def build_enriched_article(prepared: PreparedArticle, generated: list[Generated],
+def build_enriched_article(prepared: PreparedArticle, answers: list[Answer],
                            now: datetime) -> pb.EnrichedArticle:
     """Candidates of every model call, best first per call; refusals become issues, after
     the issues of phrases that were never sent to a model."""
     out = pb.EnrichedArticle(article=prepared.article, truncated=prepared.truncated,
                              issues=prepared.phrases()[1])
-    for g in generated:
-        r = g.result
+    for a in answers:
+        r, kind = a.result, KINDS[a.kind]
         out.truncated |= r.truncated
         if r.status != "ok":
-            out.issues.append(pb.GenerationIssue(kind=g.kind, phrase=r.phrase, status=r.status,
+            out.issues.append(pb.GenerationIssue(kind=kind, phrase=r.phrase, status=r.status,
                                                  message=r.message))
             continue
+        model = pb.ModelRef(name=a.model, version=a.version)
         for text, score in r.candidates:
             out.candidates.append(pb.HeadlineCandidate(
-                text=text, score=score, kind=g.kind, phrase=r.phrase, model=g.model))
+                text=text, score=score, kind=kind, phrase=r.phrase, model=model))
     out.processed_at.FromDatetime(now)
     return out

@@ -10,11 +10,11 @@ from nlp_models.contract import HeadlineResult
 from services import errors
 from services.es.documents import article_document, article_index_name
 from services.es.template import mapping_properties
+from services.headlines import CONSTRAINED, FULL, Answer
 from services.limits import MAX_PHRASE_CHARS, MAX_PHRASES
 from services.pb import messages_pb2 as pb
 from services.stream.articles import (
     ISSUE_PHRASE_CHARS,
-    Generated,
     build_enriched_article,
     prepare_article,
 )
@@ -89,14 +89,15 @@ def test_phrases_that_cannot_be_served_become_issues_and_the_rest_is_kept():
 
 def enriched() -> pb.EnrichedArticle:
     prepared = prepare(raw(required_phrases=["Toyota", "丰田"]))
-    model = pb.ModelRef(name="headline_generator", version="1")
+    model = ("headline_generator", "1")
     generated = [
-        Generated(pb.FULL, HeadlineResult((("Toyota recalls cars", -0.5), ("Recall", -0.9)),
-                                          "ok", "en", False), model),
-        Generated(pb.CONSTRAINED, HeadlineResult((("Toyota recalls 1 mln", -0.4),), "ok", "en",
-                                                 True, phrase="Toyota", strategy="tok-b"), model),
-        Generated(pb.CONSTRAINED, HeadlineResult((), "unsupported_phrase", "en", False,
-                                                 "mostly unknown", phrase="丰田"), model),
+        Answer(FULL, 0, "", HeadlineResult((("Toyota recalls cars", -0.5), ("Recall", -0.9)),
+                                           "ok", "en", False), *model),
+        Answer(CONSTRAINED, 0, "Toyota", HeadlineResult(
+            (("Toyota recalls 1 mln", -0.4),), "ok", "en", True, phrase="Toyota",
+            strategy="tok-b"), *model),
+        Answer(CONSTRAINED, 0, "丰田", HeadlineResult(
+            (), "unsupported_phrase", "en", False, "mostly unknown", phrase="丰田"), *model),
     ]
     return build_enriched_article(prepared, generated, NOW)
 
