@@ -17,7 +17,10 @@ when they are there:
     headline_generator              headline/<lang>/dev, data/headline/<lang>/dev_ood
     constrained_headline_generator  the same as headline_generator
 
-Test sets (reported in the model card, never used to decide) follow the same pattern.
+Test sets (reported in the model card, never used to decide) follow the same pattern. Each
+model's rule, loader, sets and evaluation live in its training package (training/pos/gate.py,
+training/hashtag/gate.py, training/headline/gate.py), named by its registry entry; this
+module holds what every gate shares and ``spec(model)``, which puts the two together.
 
 An adapted headline generator (``python -m training adapt``) is judged first on its
 newsroom's newest pairs, held out of the adaptation (``newsroom holdout``, the usual
@@ -27,6 +30,7 @@ the card records both.
 
 from __future__ import annotations
 
+import importlib
 import sys
 import tempfile
 from collections.abc import Callable
@@ -79,11 +83,10 @@ class Rule:
 
 
 @dataclass(frozen=True)
-class ModelSpec:
-    """How the refresh path handles one Triton model."""
+class ModelGate:
+    """How the refresh path judges one model's checkpoints; each model's training package
+    defines its own (e.g. training/pos/gate.py) and its registry entry names it."""
 
-    name: str
-    max_mb: int  # the shipped-weights budget of one checkpoint file
     rule: Rule
     load: Callable[[Path], Checkpoint]
     sets: Callable[[str | None, str], list[GateSet]]  # (lang, "dev"|"test") -> sets
@@ -91,87 +94,20 @@ class ModelSpec:
     gate_size: int = 300  # examples per gate set by default (the generators decode slowly)
 
 
-# POS tagger -----------------------------------------------------------------------------
-def _load_pos(path: Path) -> Checkpoint:
-    from nlp_models.pos.predictor import PosPredictor
+@dataclass(frozen=True)
+class ModelSpec(ModelGate):
+    """A model's gate with its registry name and size budget (``spec``)."""
 
-    tagsets = sorted(PosPredictor(path).tagsets)
-    return Checkpoint("pos_tagger.pt", None, {"tagsets": tagsets})
-
-
-def _pos_sets(lang: str | None, split: str) -> list[GateSet]:
-    files = ({"ritter/dev": "ptb", "ark_oct27/test": "ark"} if split == "dev" else
-             {"ritter/test": "ptb", "npschat/test": "ptb", "ark_daily547/test": "ark"})
-    root = _shared("pos")
-    return [GateSet(f"{rel} ({tagset})", root / f"{rel}.conll", tagset)
-            for rel, tagset in files.items()] if root else []
+    name: str = ""
+    max_mb: int = 0  # the shipped-weights budget of one checkpoint file
 
 
-def _evaluate_pos(model: Path, gate_set: GateSet) -> dict:
-    from training.pos.evaluate import evaluate
-
-    return evaluate(str(gate_set.path), gate_set.option, str(model))
-
-
-# Hashtag generator ------------------------------------------------------------------------
-def _load_hashtag(path: Path) -> Checkpoint:
-    from nlp_models.hashtag.predictor import HashtagPredictor
-
-    lang = HashtagPredictor(path).lang
-    return Checkpoint(f"hashtag_{lang}.pt", lang, {"lang": lang})
-
-
-# The served decoding (`parameters` of model_repository/hashtag_generator/config.pbtxt): the
-# gate compares what users would get. At the paper's protocol (beam 20, top 10) a checkpoint
-# tuned for beam 4 can look collapsed: a wide beam finds the favourites its prior weight was
-# never tuned against (Chinese version 7: top_share 0.83 at beam 20, 0.04 at beam 4).
-SERVED_BEAM, SERVED_N_BEST = 4, 3
-
-
-def _evaluate_hashtag(model: Path, gate_set: GateSet) -> dict:
-    from training.hashtag.evaluate import evaluate
-
-    return evaluate(str(gate_set.path), gate_set.option, str(model), beam=SERVED_BEAM,
-                    n_best=SERVED_N_BEST)
-
-
-# Headline generators ------------------------------------------------------------------------
-def _headline_loader(constrained: bool) -> Callable[[Path], Checkpoint]:
-    def load(path: Path) -> Checkpoint:
-        from nlp_models.headline.predictor import HeadlinePredictor
-
-        predictor = HeadlinePredictor.load(path)
-        if (predictor.kind != "generator") != constrained:
-            wanted = "constrained" if constrained else "full (generator)"
-            raise Unloadable(f"it is a {predictor.kind} checkpoint, not a {wanted} one")
-        holdout = predictor.meta.get("adapted", {}).get("holdout")
-        return Checkpoint(f"headline_{predictor.lang}.pt", predictor.lang,
-                          {"kind": predictor.kind, "lang": predictor.lang},
-                          Path(holdout) if holdout else None,
-                          tuple(predictor.decoding_rules()))
-    return load
-
-
-def _evaluate_headline(model: Path, gate_set: GateSet) -> dict:
-    from training.headline.evaluate import evaluate_headline
-
-    return evaluate_headline(str(gate_set.path), str(model), lang=gate_set.option)
-
-
-def _evaluate_constrained(model: Path, gate_set: GateSet) -> dict:
-    from nlp_models.headline.predictor import HeadlinePredictor
-    from training.headline.evaluate import evaluate_constrained
-
-    strategy = HeadlinePredictor.load(model).default_strategy  # what serving uses
-    return evaluate_constrained(str(gate_set.path), strategy, str(model), lang=gate_set.option)
-
-
-def _generator_sets(task: str) -> Callable[[str | None, str], list[GateSet]]:
+def generator_sets(task: str) -> Callable[[str | None, str], list[GateSet]]:
     """``<shared>/<task>/<lang>/<split>.jsonl`` and, for dev, the held-out-source dev set."""
     def sets(lang: str | None, split: str) -> list[GateSet]:
         lang = lang or "en"
         found = []
-        root = _shared(task)
+        root = shared(task)
         if root and (root / lang / f"{split}.jsonl").exists():
             found.append(GateSet(f"{task}/{lang}/{split}", root / lang / f"{split}.jsonl", lang))
         ood = EXTRA_DATA / task / lang / "dev_ood.jsonl"
@@ -181,7 +117,8 @@ def _generator_sets(task: str) -> Callable[[str | None, str], list[GateSet]]:
     return sets
 
 
-def _shared(task: str) -> Path | None:
+def shared(task: str) -> Path | None:
+    """``<shared data>/<task>``, None where the shared datasets are not on this machine."""
     try:
         root = data_dir() / task
     except SystemExit:  # no shared datasets on this machine
@@ -189,22 +126,13 @@ def _shared(task: str) -> Path | None:
     return root if root.is_dir() else None
 
 
-#: The gate of every served model (names and size budgets: nlp_models/registry.py).
-MODELS: dict[str, ModelSpec] = {spec.name: spec for spec in (
-    ModelSpec(registry.POS.name, registry.POS.max_mb, Rule("accuracy", 0.005), _load_pos,
-              _pos_sets, _evaluate_pos, gate_size=2000),  # whole dev sets: seconds
-    ModelSpec(registry.HASHTAG.name, registry.HASHTAG.max_mb,
-              Rule("rouge1", 0.005, {"top_share": 0.02}), _load_hashtag,
-              _generator_sets("hashtag"), _evaluate_hashtag),
-    ModelSpec(registry.HEADLINE.name, registry.HEADLINE.max_mb,
-              Rule("rouge1.f", 0.005, {"degenerate": 0.01, "unsupported": 0.02}),
-              _headline_loader(constrained=False), _generator_sets("headline"),
-              _evaluate_headline),
-    ModelSpec(registry.CONSTRAINED.name, registry.CONSTRAINED.max_mb,
-              Rule("rouge1.f", 0.005, {"degenerate": 0.01, "unsupported": 0.02}),
-              _headline_loader(constrained=True), _generator_sets("headline"),
-              _evaluate_constrained),
-)}
+def spec(model: str) -> ModelSpec:
+    """The gate of ``model``, as its registry entry names it (KeyError: no such model)."""
+    served = registry.MODELS[model]
+    module, name = served.gate.split(":")
+    gate: ModelGate = getattr(importlib.import_module(module), name)
+    return ModelSpec(gate.rule, gate.load, gate.sets, gate.evaluate, gate.gate_size,
+                     name=served.name, max_mb=served.max_mb)
 
 
 # The decision ---------------------------------------------------------------------------------

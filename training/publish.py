@@ -51,16 +51,17 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from nlp_models import registry
 from services.model_control import ModelControl, ModelControlError, TritonUnreachable
 from services.settings import Settings
 from training.gate import (
-    MODELS,
     Checkpoint,
     GateSet,
     ModelSpec,
     Unloadable,
     judge,
     score_sets,
+    spec,
 )
 from training.provenance import file_entry, git_commit, now, read_run
 from training.repository import CARD, REPOSITORY, SERVING_CODE, Busy, ModelDir, bundle_serving_code
@@ -283,9 +284,9 @@ def _last_served(mdir: ModelDir, below: int | None) -> int | None:
 
 # Steps ------------------------------------------------------------------------------------
 def _spec(model: str) -> ModelSpec:
-    if model not in MODELS:
-        raise PublishError(f"unknown model {model!r}; choose from {', '.join(MODELS)}")
-    return MODELS[model]
+    if model not in registry.MODELS:
+        raise PublishError(f"unknown model {model!r}; choose from {', '.join(registry.MODELS)}")
+    return spec(model)
 
 
 def _model_dir(model: str, repository: Path) -> ModelDir:
@@ -350,17 +351,20 @@ def _check_same_kind(spec: ModelSpec, signature: dict, served: Path) -> None:
 
 def _stage_and_commit(spec: ModelSpec, mdir: ModelDir, checkpoint: Path, filename: str,
                       serving: int | None, result: dict, options: Options) -> int:
-    if serving is None or not (mdir.version_dir(serving) / "model.py").exists():
-        raise PublishError(f"{mdir.path} has no serving version with a model.py to build "
-                           "the new version from")
+    if serving is not None and not (mdir.version_dir(serving) / "model.py").exists():
+        raise PublishError(f"{mdir.path} version {serving} has no model.py to build the new "
+                           "version from")
     version = mdir.next_version()
     staging = mdir.stage(version)
-    source = mdir.version_dir(serving)
-    progress(f"{spec.name}: staging version {version} in {staging.name} from version "
-             f"{serving}")
-    for item in source.iterdir():
-        if item.is_file() and item.name not in (filename, CARD, SERVING_CODE):
-            shutil.copy2(item, staging / item.name)
+    if serving is None:  # the model's first version: its model.py from the registry
+        progress(f"{spec.name}: staging its first version {version} in {staging.name}")
+        (staging / "model.py").write_text(registry.MODELS[spec.name].model_py())
+    else:
+        progress(f"{spec.name}: staging version {version} in {staging.name} from version "
+                 f"{serving}")
+        for item in mdir.version_dir(serving).iterdir():
+            if item.is_file() and item.name not in (filename, CARD, SERVING_CODE):
+                shutil.copy2(item, staging / item.name)
     shutil.copy2(checkpoint, staging / filename)
     bundle_serving_code(staging)  # the code the gate just ran, frozen with the weights
     card = _card(spec, mdir, serving, version, checkpoint, filename, result, options)
@@ -370,12 +374,13 @@ def _stage_and_commit(spec: ModelSpec, mdir: ModelDir, checkpoint: Path, filenam
     return version
 
 
-def _card(spec: ModelSpec, mdir: ModelDir, serving: int, version: int, checkpoint: Path,
-          filename: str, result: dict, options: Options) -> dict:
+def _card(spec: ModelSpec, mdir: ModelDir, serving: int | None, version: int,
+          checkpoint: Path, filename: str, result: dict, options: Options) -> dict:
     """Provenance and quality of every weights file of the new version: the new file's
     entry is built here, the others' are carried over from the serving version's card."""
-    previous = mdir.version_dir(serving) / CARD
-    files = json.loads(previous.read_text()).get("files", {}) if previous.exists() else {}
+    previous = mdir.version_dir(serving) / CARD if serving is not None else None
+    files = (json.loads(previous.read_text()).get("files", {})
+             if previous is not None and previous.exists() else {})
     candidate = result["checkpoint"]
     test_sets = [] if options.gate_data else spec.sets(result.get("lang"), "test")
     test = score_sets(spec, {"candidate": checkpoint}, test_sets,

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from training.gate import SERVED_BEAM, SERVED_N_BEST, GateSet, Rule, judge
+from training.gate import GateSet, Rule, judge
+from training.hashtag.gate import SERVED_BEAM, SERVED_N_BEST
 from training.paths import REPO_ROOT
 from training.publish import Options, PublishError, publish, rollback
 from training.repository import SERVING_CODE, Busy, ModelDir, bundle_serving_code

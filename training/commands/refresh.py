@@ -15,8 +15,9 @@ import json
 import sys
 from pathlib import Path
 
+from nlp_models import registry
 from services.settings import Settings
-from training.gate import MODELS, GateSet
+from training.gate import GateSet
 from training.publish import (
     EXIT_ERROR,
     EXIT_NOT_SWITCHED,
@@ -34,7 +35,7 @@ COMMANDS = ("publish", "switch", "rollback")
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    models = list(MODELS)
+    models = list(registry.MODELS)
     pub = sub.add_parser("publish", help="gate a checkpoint against the version Triton serves, "
                          "publish it as the next one and switch Triton to it "
                          "(training/publish.py); last stdout line is JSON; exit 0 published "
@@ -128,4 +129,4 @@ def inspect_versions(repository: str | None, triton: str | None) -> dict:
     settings = Settings.from_env()
     opts = Options(Path(repository or settings.model_repository),
                    triton or settings.triton_http_url)
-    return {model: versions(model, opts) for model in MODELS}
+    return {model: versions(model, opts) for model in registry.MODELS}
