@@ -168,7 +168,7 @@ class PipelineConfig:
                                    int(raw) or None, doc="the worker's web page (`/health/`, "
                                    "`/metrics`); 0: off")
     dlq_retention_days: float = setting(DLQ_RETENTION_DAYS, env="NLP_DLQ_RETENTION_DAYS",
-                                        doc="retention of the `.dlq` topics")
+                                        parse=float, doc="retention of the `.dlq` topics, days")
     hashtag_memory: MemoryConfig = field(default_factory=MemoryConfig)
 
     def __post_init__(self) -> None:
