@@ -67,7 +67,7 @@ class HeadlineModels:
         pairs = [(i, phrase) for i, j in enumerate(jobs) for phrase in j.phrases]
         out: list[Awaitable[list[Answer]]] = []
         if full and self.full is not None and jobs:
-            out.append(self._answers(FULL, list(enumerate([""] * len(jobs))),
+            out.append(self._answers(FULL, [(i, "") for i in range(len(jobs))],
                                      self.full.generate(articles, langs, timeout, candidates)))
         if self.constrained is not None and pairs:
             out.append(self._answers(CONSTRAINED, pairs, self.constrained.generate(
@@ -75,9 +75,10 @@ class HeadlineModels:
                 [p for _, p in pairs], [order] * len(pairs), timeout, candidates)))
         return out
 
-    async def run(self, jobs: Sequence[Job], **options: object) -> list[Answer]:
-        """Every answer for ``jobs`` (``calls``' options), full ones first."""
-        answers = await asyncio.gather(*self.calls(jobs, **options))  # type: ignore[arg-type]
+    async def run(self, jobs: Sequence[Job], *, order: str = "") -> list[Answer]:
+        """Every answer for ``jobs``, full ones first (the stream's use: no deadline, the
+        models' own number of candidates)."""
+        answers = await asyncio.gather(*self.calls(jobs, order=order))
         return [a for call in answers for a in call]
 
     @staticmethod
