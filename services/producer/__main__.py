@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafka import KafkaProducer
+from kafka.errors import KafkaError
 from tqdm import tqdm
 
 from services.credentials import KafkaSecurity
@@ -102,7 +103,13 @@ def replay(args: argparse.Namespace, producer: KafkaProducer) -> Counts:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     bootstrap = args.bootstrap or Settings.from_env().kafka_bootstrap
-    producer = make_producer(bootstrap, args.compression)
+    try:
+        producer = make_producer(bootstrap, args.compression)
+    except KafkaError as exc:  # nothing answers, or it refused our security settings
+        print(f"cannot connect to Kafka at {bootstrap}: {type(exc).__name__}: {exc} "
+              "(is it up? do NLP_KAFKA_SECURITY_PROTOCOL and the credentials match its "
+              "listener?)", file=sys.stderr)
+        return 2
     try:
         counts = replay(args, producer)
     finally:

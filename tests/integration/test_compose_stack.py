@@ -28,9 +28,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,101 +37,42 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from deploy.docker import daemon_answers, ensure_base
-from deploy.process import DeployError, port_in_use
 from services.es.bulk import make_client
 from services.pb import headline_api_pb2 as api
 from services.pb import headline_api_pb2_grpc as api_grpc
 from services.settings import REPO_ROOT
+from tests.integration.compose_project import ComposeProject, count, finish, why_not_runnable
 
 pytestmark = [pytest.mark.compose, pytest.mark.timeout(3600)]
 
-FILES = os.environ.get("NLP_COMPOSE_FILES", "docker-compose.yml:deploy/images/compose.yml")
 PROJECT = f"nlpcompose{os.getpid()}"
 ADDRESS = "127.0.0.2"  # NLP_PUBLISH_ADDRESS: loopback, apart from the local stack's 127.0.0.1
-HOST_PORTS = {9092: "kafka", 9200: "elasticsearch", 8000: "triton", 8001: "triton",
-              8002: "triton", 50051: "headline-api"}
 SAMPLES = REPO_ROOT / "deploy" / "sample_data"
 WORKERS = 3
 
 
-def compose_cmd(*args: str) -> list[str]:
-    files = [a for f in FILES.split(":") for a in ("-f", str(REPO_ROOT / f))]
-    return ["docker-compose", "-p", PROJECT, *files, "--profile", "replica", *args]
-
-
-def compose(*args: str, timeout: float = 600, env: dict[str, str]) -> str:
-    proc = subprocess.run(compose_cmd(*args), cwd=REPO_ROOT, env=env, capture_output=True,
-                          text=True, timeout=timeout)
-    if proc.returncode != 0:
-        raise AssertionError(f"docker-compose {' '.join(args)} failed ({proc.returncode}):\n"
-                             f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    return proc.stdout
-
-
-def why_not_runnable() -> str | None:
-    if shutil.which("docker-compose") is None or shutil.which("docker") is None:
-        return "docker and docker-compose are not installed (apt-get install docker.io " \
-            "docker-compose)"
-    if FILES.endswith("deploy/images/compose.yml"):
-        try:  # a daemon (started if need be) and the Debian and Python bases built here
-            ensure_base()
-        except DeployError as exc:
-            return f"no Docker to build the images with: {exc}"
-    elif not daemon_answers():
-        return "no Docker daemon answers (python -m deploy.docker base starts one)"
-    busy = [f"{port} ({name})" for port, name in HOST_PORTS.items()
-            if port_in_use(ADDRESS, port)]
-    if busy:
-        return f"ports in use on {ADDRESS}: {', '.join(busy)}; the Compose file publishes them"
-    return None
-
-
-def container_ids(service: str, env: dict[str, str]) -> list[str]:
-    return compose("ps", "-q", service, env=env).split()
-
-
-def health(container: str) -> str:
-    out = subprocess.run(["docker", "inspect", "--format",
-                          "{{if .State.Health}}{{.State.Health.Status}}{{else}}none{{end}}",
-                          container], capture_output=True, text=True, timeout=30)
-    return out.stdout.strip()
-
-
-def wait_healthy(services: list[str], env: dict[str, str], timeout: float) -> float:
-    began = time.monotonic()
-    while time.monotonic() - began < timeout:
-        states = {s: [health(c) for c in container_ids(s, env)] for s in services}
-        if all(states[s] and all(h in ("healthy", "none") for h in states[s])
-               for s in services):
-            return time.monotonic() - began
-        time.sleep(3)
-    raise AssertionError(f"not healthy after {timeout:.0f}s: {states}")
-
-
 @pytest.fixture(scope="module")
-def stack() -> Iterator[dict[str, str]]:
-    reason = why_not_runnable()
+def stack() -> Iterator[ComposeProject]:
+    reason = why_not_runnable(ADDRESS)
     if reason:
         pytest.skip(reason)
-    env = {**os.environ, "NLP_TRITON_ADMIN_KEY": secrets.token_hex(16),
-           "NLP_PUBLISH_ADDRESS": ADDRESS}
+    project = ComposeProject(PROJECT, ADDRESS, profiles=["replica"], env={
+        **os.environ, "NLP_TRITON_ADMIN_KEY": secrets.token_hex(16),
+        "NLP_PUBLISH_ADDRESS": ADDRESS})
     began = time.monotonic()
-    compose("build", timeout=3600, env=env)
+    project.run("build", timeout=3600)
     print(f"build: {time.monotonic() - began:.0f}s")
     try:
         began = time.monotonic()
-        compose("up", "-d", "--scale", f"worker={WORKERS}", "kafka", "elasticsearch",
-                "triton", "triton-replica", "worker", "headline-api", timeout=900, env=env)
-        took = wait_healthy(["kafka", "elasticsearch", "triton", "triton-replica"], env,
-                            timeout=900)
+        project.run("up", "-d", "--scale", f"worker={WORKERS}", "kafka", "elasticsearch",
+                    "triton", "triton-replica", "worker", "headline-api", timeout=900)
+        took = project.wait_healthy(["kafka", "elasticsearch", "triton", "triton-replica"],
+                                    timeout=900)
         print(f"up and healthy: {time.monotonic() - began:.0f}s (health {took:.0f}s)")
-        yield env
+        yield project
     finally:
-        logs = subprocess.run(compose_cmd("logs", "--no-color", "--tail", "60", "worker"),
-                              cwd=REPO_ROOT, env=env, capture_output=True, text=True)
-        print(logs.stdout[-6000:])
-        compose("down", "-v", "--remove-orphans", timeout=300, env=env)
+        print(project.logs("worker")[-6000:])
+        project.down()
 
 
 def distinct_ids(path: Path) -> set[str]:
@@ -151,39 +90,16 @@ def inferences(container: str, model: str = "pos_tagger") -> int:
                if line.startswith(prefix))
 
 
-def replay(path: Path, topic: str, kind: str, rate: float = 0) -> subprocess.Popen[str]:
-    cmd = [sys.executable, "-m", "services.producer", "--file", str(path), "--topic", topic,
-           "--kind", kind, "--bootstrap", f"{ADDRESS}:9092", "--quiet"]
-    if rate:
-        cmd += ["--rate", str(rate)]
-    return subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-
-
-def finish(proc: subprocess.Popen[str]) -> None:
-    out, _ = proc.communicate(timeout=300)
-    assert proc.returncode == 0, out
-
-
-def count(es, pattern: str) -> int:  # type: ignore[no-untyped-def]
-    try:
-        es.indices.refresh(index=pattern)
-        return int(es.count(index=pattern)["count"])
-    except Exception:  # the index does not exist yet
-        return 0
-
-
 def test_three_workers_and_a_killed_one_index_every_post_once_and_the_api_answers(
-    stack: dict[str, str],
+    stack: ComposeProject,
 ) -> None:
-    env = stack
     posts = distinct_ids(SAMPLES / "tweets.jsonl") | distinct_ids(SAMPLES / "weibo.jsonl")
     articles = distinct_ids(SAMPLES / "articles.jsonl")
-    workers = container_ids("worker", env)
+    workers = stack.containers("worker")
     assert len(workers) == WORKERS
     es = make_client(f"http://{ADDRESS}:9200")
 
-    feed = replay(SAMPLES / "tweets.jsonl", "posts.raw", "posts", rate=150)
+    feed = stack.replay(SAMPLES / "tweets.jsonl", "posts.raw", "posts", rate=150)
     deadline = time.monotonic() + 600
     while count(es, "posts-*") < 300:
         assert time.monotonic() < deadline, "the first 300 posts were not indexed in 600 s"
@@ -194,8 +110,8 @@ def test_three_workers_and_a_killed_one_index_every_post_once_and_the_api_answer
     time.sleep(5)
     subprocess.run(["docker", "start", victim], check=True, capture_output=True)
     finish(feed)
-    finish(replay(SAMPLES / "weibo.jsonl", "posts.raw", "posts"))
-    finish(replay(SAMPLES / "articles.jsonl", "articles.raw", "articles"))
+    finish(stack.replay(SAMPLES / "weibo.jsonl", "posts.raw", "posts"))
+    finish(stack.replay(SAMPLES / "articles.jsonl", "articles.raw", "articles"))
 
     last, last_change, longest_still = at_kill, killed_at, 0.0
     deadline = time.monotonic() + 900
@@ -230,11 +146,10 @@ def test_three_workers_and_a_killed_one_index_every_post_once_and_the_api_answer
 
 
 def test_every_service_runs_as_a_non_root_user_within_its_memory_limit(
-    stack: dict[str, str],
+    stack: ComposeProject,
 ) -> None:
-    env = stack
     services = ["kafka", "elasticsearch", "triton", "triton-replica", "worker", "headline-api"]
-    containers = {c: s for s in services for c in container_ids(s, env)}
+    containers = {c: s for s in services for c in stack.containers(s)}
     for container, service in containers.items():
         uid = subprocess.run(["docker", "exec", container, "id", "-u"], capture_output=True,
                              text=True, timeout=60, check=True).stdout.strip()
@@ -250,9 +165,8 @@ def test_every_service_runs_as_a_non_root_user_within_its_memory_limit(
 
 
 def test_a_triton_replica_restarted_mid_stream_loses_and_duplicates_nothing(
-    stack: dict[str, str], tmp_path: Path,
+    stack: ComposeProject, tmp_path: Path,
 ) -> None:
-    env = stack
     es = make_client(f"http://{ADDRESS}:9200")
     before = count(es, "posts-*")
     again = [{**post, "id": f"{post['id']}-again"} for post in
@@ -260,11 +174,11 @@ def test_a_triton_replica_restarted_mid_stream_loses_and_duplicates_nothing(
     fresh = {post["id"] for post in again}
     feed_file = tmp_path / "tweets_again.jsonl"
     feed_file.write_text("".join(json.dumps(post) + "\n" for post in again))
-    [first] = container_ids("triton", env)
-    [second] = container_ids("triton-replica", env)
+    [first] = stack.containers("triton")
+    [second] = stack.containers("triton-replica")
     served_before = {"triton": inferences(first), "triton-replica": inferences(second)}
 
-    feed = replay(feed_file, "posts.raw", "posts", rate=100)
+    feed = stack.replay(feed_file, "posts.raw", "posts", rate=100)
     deadline = time.monotonic() + 600
     while count(es, "posts-*") < before + 100:
         assert time.monotonic() < deadline, "no new posts indexed in 600 s"
@@ -279,7 +193,7 @@ def test_a_triton_replica_restarted_mid_stream_loses_and_duplicates_nothing(
         time.sleep(1)
     time.sleep(5)
     assert count(es, "posts-*") == before + len(fresh)
-    wait_healthy(["triton"], env, timeout=300)
+    stack.wait_healthy(["triton"], timeout=300)
     by_replica = {"triton (restarted, counts since)": inferences(first),
                   "triton-replica": inferences(second)}
     assert all(n > 0 for n in served_before.values()), served_before  # both served

@@ -8,6 +8,7 @@ deploy/ci-apt-packages.txt.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 
@@ -136,3 +137,34 @@ def test_compose_publishes_ports_on_loopback_only(resolved: str) -> None:
     ports = published_ports(resolved)
     assert len(ports) >= 6  # kafka, elasticsearch, kibana, triton x3
     assert all(p.startswith("127.0.0.1:") for p in ports), ports
+
+
+SECURE = {**SECRETS, "NLP_KAFKA_BROKER_PASSWORD": "broker-pw", "NLP_KAFKA_PASSWORD": "client-pw",
+          "NLP_ES_PASSWORD": "es-pw"}
+
+
+def secured(*overrides: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    files = [a for f in overrides for a in ("-f", str(REPO_ROOT / "deploy" / "security" / f))]
+    return subprocess.run(["docker-compose", "-f", str(COMPOSE_FILE), *files, "config"],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, env=env)
+
+
+def test_the_security_overrides_take_every_secret_from_the_environment() -> None:
+    result = secured("kafka-sasl.yml", "elasticsearch.yml", env={**os.environ, **SECURE})
+    assert result.returncode == 0, result.stderr
+    for name in ("NLP_KAFKA_BROKER_PASSWORD", "NLP_KAFKA_PASSWORD", "NLP_ES_PASSWORD"):
+        without = {k: v for k, v in {**os.environ, **SECURE}.items() if k != name}
+        missing = secured("kafka-sasl.yml", "elasticsearch.yml", env=without)
+        assert missing.returncode != 0 and name in missing.stderr
+
+
+def test_with_sasl_every_kafka_listener_asks_for_a_login_and_the_clients_have_one() -> None:
+    resolved = secured("kafka-sasl.yml", env={**os.environ, **SECURE}).stdout
+    assert "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP: " \
+        "INTERNAL:SASL_PLAINTEXT,HOST:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT" in resolved
+    logins = dict(re.findall(r"KAFKA_LISTENER_NAME_([A-Z]+)_PLAIN_SASL_JAAS_CONFIG: (.*?);",
+                             resolved, re.S))
+    assert set(logins) == {"INTERNAL", "HOST", "CONTROLLER"}
+    for jaas in logins.values():
+        assert 'user_broker="broker-pw"' in jaas and 'user_nlp="client-pw"' in jaas
+    assert resolved.count("NLP_KAFKA_SECURITY_PROTOCOL: SASL_PLAINTEXT") == 2  # worker, producer

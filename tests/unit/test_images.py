@@ -11,6 +11,8 @@ import re
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 from services.settings import REPO_ROOT
 
 IMAGES = REPO_ROOT / "deploy" / "images"
@@ -58,3 +60,10 @@ def test_elasticsearch_settings_come_from_dotted_variables_and_xpack_is_skipped(
                           "ES_JAVA_OPTS": "-Xmx1g", "HOSTNAME": "es"})
     assert chosen == {"network.host": "0.0.0.0", "transport.port": "9300",
                       "discovery.type": "single-node"}
+
+
+def test_the_oss_elasticsearch_image_refuses_to_run_open_when_security_is_asked_for() -> None:
+    es = entrypoint("elasticsearch")
+    with pytest.raises(es.NoXPack, match="xpack.security.enabled=true"):
+        es.settings({"discovery.type": "single-node", "xpack.security.enabled": "true"})
+

@@ -110,3 +110,16 @@ def test_an_article_over_the_broker_limit_is_a_bad_line_with_its_size() -> None:
     with pytest.raises(FeedError) as info:
         parse_line(line, 3, "articles")
     assert "line 3" in str(info.value) and "5.0 MB" in str(info.value)
+
+
+def test_an_unreachable_or_refusing_broker_is_a_clear_error_not_a_traceback(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from services.producer.__main__ import main
+    from services.settings import REPO_ROOT
+
+    feed = REPO_ROOT / "deploy" / "sample_data" / "tweets.jsonl"
+    code = main(["--file", str(feed), "--topic", "posts.raw",
+                 "--bootstrap", "127.0.0.9:9", "--quiet"])  # nothing listens there
+    assert code == 2
+    assert "cannot connect to Kafka at 127.0.0.9:9" in capsys.readouterr().err

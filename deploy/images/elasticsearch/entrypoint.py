@@ -5,8 +5,9 @@ The official image's contract, kept so docker-compose.yml runs either image unch
 every variable named like a setting (lower case with a dot, e.g. ``discovery.type``)
 becomes that setting, ``ES_JAVA_OPTS`` goes to the JVM, data live in
 /usr/share/elasticsearch/data. Inside is the OSS node the local stack embeds (Maven
-Central jars, deploy/maven/elasticsearch), so there is no x-pack: ``xpack.*`` settings,
-which only switch x-pack features off, are skipped with a note.
+Central jars, deploy/maven/elasticsearch), so there is no x-pack: ``xpack.*`` settings
+that switch x-pack features off are skipped with a note, and switching security on is
+refused (exit 2) rather than run an open node that was asked to be closed.
 """
 
 from __future__ import annotations
@@ -23,11 +24,19 @@ SETTING = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)+$")
 DEFAULTS = {"network.host": "0.0.0.0", "transport.port": "9300"}
 
 
+class NoXPack(ValueError):
+    """An x-pack feature was switched on; this node does not have it."""
+
+
 def settings(env: dict[str, str]) -> dict[str, str]:
     chosen = dict(DEFAULTS)
     for key, value in sorted(env.items()):
         if not SETTING.match(key):
             continue
+        if key.startswith("xpack.") and key.endswith(".enabled") \
+                and value.strip().lower() == "true":
+            raise NoXPack(f"{key}=true: this image is the OSS node, which has no x-pack; "
+                          "use Elastic's image (docker-compose.yml's default)")
         if key.startswith("xpack."):
             print(f"note: {key} skipped (this image has no x-pack)", file=sys.stderr)
             continue
@@ -37,7 +46,11 @@ def settings(env: dict[str, str]) -> dict[str, str]:
 
 def main() -> int:
     env = dict(os.environ)
-    chosen = settings(env)
+    try:
+        chosen = settings(env)
+    except NoXPack as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     cluster = chosen.pop("cluster.name", "docker-cluster")
     http_port = int(chosen.pop("http.port", "9200"))
     conf = HOME / "config"
