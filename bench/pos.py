@@ -69,7 +69,25 @@ def bench_in_process(texts: list[str], passes: int = 3) -> dict:
     return {"tweets": len(texts), "tokens": tokens, "passes": passes,
             "seconds": round(median, 3), "tweets_per_s": round(len(texts) / median, 1),
             "cpu_ms_per_tweet": round(cpu * 1000 / (passes * len(texts)), 3),
-            "tweets_per_s_each": [round(len(texts) / s, 1) for s in seconds]}
+            "tweets_per_s_each": [round(len(texts) / s, 1) for s in seconds],
+            "answer_json_ms_per_tweet": answer_json_cost(tagged)}
+
+
+def answer_json_cost(tagged: list) -> dict[str, float]:
+    """CPU ms per tweet of the JSON answer Triton's instance writes and the worker parses
+    (TAGS_JSON): what binary output tensors could save at most."""
+    from nlp_models.contract import tags_from_json, tags_to_json
+
+    began = time.process_time()
+    answers = [tags_to_json(t) for t in tagged]
+    encode = time.process_time() - began
+    began = time.process_time()
+    for answer in answers:
+        tags_from_json(answer)
+    decode = time.process_time() - began
+    n = max(len(tagged), 1)
+    return {"encode": round(encode * 1000 / n, 4), "decode": round(decode * 1000 / n, 4),
+            "bytes": round(sum(len(a.encode()) for a in answers) / n, 1)}
 
 
 async def _triton_run(texts: list[str], url: str, batch: int, in_flight: int) -> float:
