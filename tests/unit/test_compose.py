@@ -168,3 +168,14 @@ def test_with_sasl_every_kafka_listener_asks_for_a_login_and_the_clients_have_on
     for jaas in logins.values():
         assert 'user_broker="broker-pw"' in jaas and 'user_nlp="client-pw"' in jaas
     assert resolved.count("NLP_KAFKA_SECURITY_PROTOCOL: SASL_PLAINTEXT") == 2  # worker, producer
+
+
+def test_one_override_file_puts_both_tritons_on_the_gpus() -> None:
+    result = subprocess.run(
+        ["docker-compose", "-f", str(COMPOSE_FILE), "-f", str(REPO_ROOT / "deploy" / "gpu.yml"),
+         "--profile", "replica", "config"], cwd=REPO_ROOT, capture_output=True, text=True,
+        timeout=120, env={**os.environ, **SECRETS})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("driver: nvidia") == 2
+    assert "KIND_CPU" not in "".join(  # Triton then picks one instance per GPU itself
+        p.read_text() for p in (REPO_ROOT / "model_repository").glob("*/config.pbtxt"))
