@@ -9,7 +9,8 @@ Paths, each on its own topics, consumer group and index (``deploy.harness.Pipeli
 (c) pipeline    our Faust worker: posts.raw -> tag -> posts.tagged -> index -> Elasticsearch
 (d) peer        ``bench.peer``: a plain aiokafka loop doing the same work with the same
                 models, straight into Elasticsearch
-(e) naive       (c) with one post per Triton request and one request at a time
+(e) naive       (c) with one post per Triton request, one request at a time, and no
+                producer linger
 
 (c)-(e) are timed from the first message produced until the last one is searchable. For
 each, ``cpu_ms_per_tweet`` is the CPU time (user + system, ``psutil``) every process spent
@@ -123,7 +124,8 @@ def bench_pipeline(texts: list[str], settings: Settings, naive: bool, hashtags: 
     env = {"NLP_HASHTAG_MODEL": registry.HASHTAG.name if hashtags else "",
            "NLP_HASHTAG_MEMORY": "1" if memory else "0"}
     if naive:
-        env.update(NLP_TAG_BATCH="1", NLP_TRITON_CONCURRENCY="1", NLP_TAG_IN_FLIGHT="1")
+        env.update(NLP_TAG_BATCH="1", NLP_TRITON_CONCURRENCY="1", NLP_TAG_IN_FLIGHT="1",
+                   NLP_PRODUCER_LINGER_MS="0")  # nothing batched, nothing waits
     label = "naive" if naive else runner
     run = PipelineRun.create(settings, f"bench-{label}", **env)
     try:

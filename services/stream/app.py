@@ -64,6 +64,8 @@ def create_app(cfg: PipelineConfig) -> faust.App:
         web_host="127.0.0.1",
         producer_acks=-1,
         producer_max_request_size=MAX_RAW_BYTES,
+        producer_linger=cfg.producer_linger_ms / 1000,
+        producer_max_batch_size=cfg.producer_batch_bytes,
         producer_request_timeout=60.0,
         consumer_max_fetch_size=2 * MAX_RAW_BYTES,
         consumer_auto_offset_reset="earliest",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -202,6 +203,18 @@ def test_topic_prefix() -> None:
                                    "NLP_STREAM_WEB_PORT": "0", "NLP_RETRY_MAX_WAIT": "5"})
     assert cfg.topics.posts_tagged == "t-posts.tagged" and cfg.index_pattern == "t-posts-*"
     assert cfg.web_port is None and cfg.retry.max_wait == 5.0
+
+
+def test_the_workers_producer_lingers_and_batches_as_configured(tmp_path: Path) -> None:
+    from services.stream.app import create_app
+
+    cfg = PipelineConfig.from_env({"NLP_STATE_DIR": str(tmp_path)})
+    assert (cfg.producer_linger_ms, cfg.producer_batch_bytes) == (5.0, 262144)
+    cfg = PipelineConfig.from_env({"NLP_STATE_DIR": str(tmp_path),
+                                   "NLP_PRODUCER_LINGER_MS": "0",
+                                   "NLP_PRODUCER_BATCH_BYTES": "65536"})
+    app = create_app(cfg)
+    assert app.conf.producer_linger == 0.0 and app.conf.producer_max_batch_size == 65536
 
 
 def test_web_server_disabled_means_without_web() -> None:
