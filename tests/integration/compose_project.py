@@ -13,6 +13,8 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,6 +79,24 @@ class ComposeProject:
 
     def down(self) -> None:
         self.run("down", "-v", "--remove-orphans", timeout=300)
+
+    @contextmanager
+    def running(self, services: list[str], healthy: list[str], up_options: tuple[str, ...] = (),
+                logs_of: str = "worker") -> Iterator[ComposeProject]:
+        """Build ``services``, start them, wait until ``healthy`` are; print the build and
+        start times, and at the end the last log lines of ``logs_of``; then remove it all."""
+        began = time.monotonic()
+        self.run("build", *services, timeout=3600)
+        print(f"build: {time.monotonic() - began:.0f}s")
+        try:
+            began = time.monotonic()
+            self.run("up", "-d", *up_options, *services, timeout=900)
+            took = self.wait_healthy(healthy, timeout=900)
+            print(f"up and healthy: {time.monotonic() - began:.0f}s (health {took:.0f}s)")
+            yield self
+        finally:
+            print(self.logs(logs_of)[-6000:])
+            self.down()
 
 
 def health(container: str) -> str:

@@ -50,18 +50,9 @@ def secured() -> Iterator[ComposeProject]:
            "NLP_KAFKA_SECURITY_PROTOCOL": "SASL_PLAINTEXT", "NLP_KAFKA_SASL_MECHANISM": "PLAIN"}
     project = ComposeProject(f"nlpsecure{os.getpid()}", ADDRESS, env,
                              overrides=["deploy/security/kafka-sasl.yml"])
-    began = time.monotonic()
-    project.run("build", "kafka", "elasticsearch", "triton", "worker", timeout=3600)
-    print(f"build: {time.monotonic() - began:.0f}s")
-    try:
-        began = time.monotonic()
-        project.run("up", "-d", "kafka", "elasticsearch", "triton", "worker", timeout=900)
-        took = project.wait_healthy(["kafka", "elasticsearch", "triton"], timeout=900)
-        print(f"up and healthy: {time.monotonic() - began:.0f}s (health {took:.0f}s)")
+    with project.running(["kafka", "elasticsearch", "triton", "worker"],
+                         ["kafka", "elasticsearch", "triton"]):
         yield project
-    finally:
-        print(project.logs("worker", tail=30)[-3000:])
-        project.down()
 
 
 def admin(**login: str) -> KafkaAdminClient:

@@ -59,20 +59,10 @@ def stack() -> Iterator[ComposeProject]:
     project = ComposeProject(PROJECT, ADDRESS, profiles=["replica"], env={
         **os.environ, "NLP_TRITON_ADMIN_KEY": secrets.token_hex(16),
         "NLP_PUBLISH_ADDRESS": ADDRESS})
-    began = time.monotonic()
-    project.run("build", timeout=3600)
-    print(f"build: {time.monotonic() - began:.0f}s")
-    try:
-        began = time.monotonic()
-        project.run("up", "-d", "--scale", f"worker={WORKERS}", "kafka", "elasticsearch",
-                    "triton", "triton-replica", "worker", "headline-api", timeout=900)
-        took = project.wait_healthy(["kafka", "elasticsearch", "triton", "triton-replica"],
-                                    timeout=900)
-        print(f"up and healthy: {time.monotonic() - began:.0f}s (health {took:.0f}s)")
+    with project.running(["kafka", "elasticsearch", "triton", "triton-replica", "worker",
+                          "headline-api"], ["kafka", "elasticsearch", "triton", "triton-replica"],
+                         up_options=("--scale", f"worker={WORKERS}")):
         yield project
-    finally:
-        print(project.logs("worker")[-6000:])
-        project.down()
 
 
 def distinct_ids(path: Path) -> set[str]:
