@@ -40,7 +40,8 @@ def _rate(n: int, seconds: float) -> dict:
 SERVED_N_BEST = 3  # model_repository/hashtag_generator/config.pbtxt
 
 
-def bench_in_process(texts: list[str], with_pos: bool, beam: int, threads: int = 2) -> dict:
+def bench_in_process(texts: list[str], with_pos: bool, beam: int, threads: int = 2,
+                     batch: int = 64) -> dict:
     import torch
 
     from nlp_models.hashtag.serving import HashtagService
@@ -56,14 +57,14 @@ def bench_in_process(texts: list[str], with_pos: bool, beam: int, threads: int =
     if tagger:
         tagger.tag_texts(warm)
     began, began_cpu = time.perf_counter(), time.process_time()
-    for i in range(0, len(texts), 64):
-        chunk = texts[i : i + 64]
+    for i in range(0, len(texts), batch):
+        chunk = texts[i : i + batch]
         if tagger:
             tagger.tag_texts(chunk)
         service.generate(chunk, ["en"] * len(chunk))
     cpu_ms = (time.process_time() - began_cpu) * 1000 / len(texts)
     return {**_rate(len(texts), time.perf_counter() - began), "beam": beam,
-            "cpu_ms_per_post": round(cpu_ms, 3), "torch_threads": threads,
+            "cpu_ms_per_post": round(cpu_ms, 3), "torch_threads": threads, "batch": batch,
             "models": list(MODELS) if with_pos else [registry.HASHTAG.name]}
 
 
