@@ -6,8 +6,8 @@ every variable named like a setting (lower case with a dot, e.g. ``discovery.typ
 becomes that setting, ``ES_JAVA_OPTS`` goes to the JVM, data live in
 /usr/share/elasticsearch/data. Inside is the OSS node the local stack embeds (Maven
 Central jars, deploy/maven/elasticsearch), so there is no x-pack: ``xpack.*`` settings
-that switch x-pack features off are skipped with a note, and switching security on is
-refused (exit 2) rather than run an open node that was asked to be closed.
+that switch x-pack features off are skipped with a note, and switching one on (security
+above all) is refused (exit 2) rather than run, e.g., an open node asked to be closed.
 """
 
 from __future__ import annotations
