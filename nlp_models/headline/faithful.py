@@ -14,8 +14,12 @@ A headline is *unsupported* when it names something the article does not:
   without dots) and capitalised words other than the first word and stop words ("Trump",
   "Helsinki"), as whole words, case aside; in a Title-Case headline (every word of 4+
   letters capitalised) only words with a capital after the first letter or in all capitals
-  ("McCain", "NASA"). Chinese, jieba's person/place/organisation words (`nr`, `ns`, `nt`)
-  of 2+ characters, verbatim.
+  ("McCain", "NASA"); stop words aside ("Sentenced to Four Years with ..." is Title Case),
+  and two such words at least.
+  A **run** of two such names with only a space between must also stand side by side in
+  the article, a middle initial aside: "U.S. Snowe" over "U.S. Senator Olympia J. Snowe"
+  names nobody ("Olympia Snowe" is fine). Chinese, jieba's person/place/organisation words
+  (`nr`, `ns`, `nt`) of 2+ characters, verbatim.
 
 Used at serving (a candidate that fails is not shown: HeadlinePredictor) and by the
 evaluation (`unsupported`, `unsupported_number`, `unsupported_name`: training/headline/
@@ -26,6 +30,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from itertools import pairwise
+
+from nlp_models.headline.titles import headline_titles
 
 _EN_TOKEN = re.compile(r"(?:[A-Za-z]\.){2,}|[A-Za-z0-9]+(?:[,.'\u2019&-][A-Za-z0-9]+)*")
 _STOP = frozenset(
@@ -35,6 +42,8 @@ _STOP = frozenset(
     "not no yes how why what when where who which amid vs".split())
 _ZH_NAME_TAGS = ("nr", "ns", "nt")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_ABBREVIATION = re.compile(r"(?:[A-Za-z]\.){2,}")
+_POSSESSIVE = re.compile(r"['\u2019]s?$")
 _UNITS = {"%": "%", "percent": "%", "pct": "%", "per cent": "%", "bn": "bn", "billion": "bn",
           "m": "m", "mn": "m", "mln": "m", "million": "m", "tn": "tn", "trillion": "tn",
           "k": "k", "thousand": "k", "万": "万", "亿": "亿", "万亿": "万亿"}
@@ -76,8 +85,11 @@ def unsupported_numbers(headline: str, article: str) -> list[str]:
 
 
 def _title_case(tokens: list[str]) -> bool:
-    long = [t for t in tokens if len(t) >= 4 and t[0].isalpha()]
-    return bool(long) and all(t[0].isupper() for t in long)
+    """Every word of 4+ letters but stop words capitalised, and at least two such words
+    (one capitalised word, "U.S. Snowe", does not make a headline Title Case)."""
+    long = [t for t in tokens
+            if len(t) >= 4 and t[0].isalpha() and "." not in t and t.lower() not in _STOP]
+    return len(long) >= 2 and all(t[0].isupper() for t in long)
 
 
 def _strong_name(token: str) -> bool:
@@ -87,27 +99,61 @@ def _strong_name(token: str) -> bool:
         c.isupper() for c in token[1:])
 
 
+def _name_flags(tokens: list[str]) -> list[bool]:
+    """Which of an English headline's tokens are names (module doc)."""
+    title = _title_case([t for t in tokens if not any(c.isdigit() for c in t)])
+    flags = []
+    for i, t in enumerate(tokens):
+        if any(c.isdigit() for c in t):
+            flags.append(False)
+        elif _ABBREVIATION.fullmatch(t):
+            flags.append(True)
+        elif not t[0].isupper() or t.lower() in _STOP:
+            flags.append(False)
+        else:
+            flags.append(_strong_name(t) if title or i == 0 else True)
+    return flags
+
+
 def names_en(headline: str) -> list[str]:
     """Dotted abbreviations and capitalised words of an English headline, in order."""
-    found = _EN_TOKEN.findall(headline)
-    tokens = [t for t in found if not any(c.isdigit() for c in t)]
-    title = _title_case(tokens)
-    out = []
-    first = found[:1]
-    for t in tokens:
-        if re.fullmatch(r"(?:[A-Za-z]\.){2,}", t):
-            out.append(t)
-        elif t[0].isupper() and t.lower() not in _STOP:
-            if title:
-                if _strong_name(t):
-                    out.append(t)
-            elif [t] != first or _strong_name(t):
-                out.append(t)
-    return out
+    tokens = _EN_TOKEN.findall(headline)
+    return [t for t, name in zip(tokens, _name_flags(tokens), strict=True) if name]
+
+
+def _name_key(token: str) -> str:
+    """"U.S." and "US", "Snowe's" and "snowe" alike."""
+    return _POSSESSIVE.sub("", token.replace(".", "").lower())
+
+
+def name_runs(headline: str) -> list[tuple[str, str]]:
+    """(first, second) of every two names of an English headline with only a space between,
+    as `_name_key`s: "U.S. Snowe" gives ("us", "snowe"); "Sen. Snowe, Collins" none."""
+    found = list(_EN_TOKEN.finditer(headline))
+    flags = _name_flags([m.group() for m in found])
+    return [(_name_key(a.group()), _name_key(b.group()))
+            for (a, b), (fa, fb) in zip(pairwise(found), pairwise(flags), strict=True)
+            if fa and fb and headline[a.end():b.start()].isspace()]
+
+
+def article_pairs(article: str) -> frozenset[tuple[str, str]]:
+    """Every two neighbouring tokens of an article as `_name_key`s, and the two around a
+    single letter ("Olympia J. Snowe" also gives ("olympia", "snowe"))."""
+    keys = [_name_key(t) for t in _EN_TOKEN.findall(article)]
+    pairs = set(pairwise(keys))
+    pairs.update((a, c) for a, b, c in zip(keys, keys[1:], keys[2:], strict=False)
+                 if len(b) == 1)
+    return frozenset(pairs)
+
+
+def broken_runs(headline: str, pairs: frozenset[tuple[str, str]]) -> list[str]:
+    """The headline's runs of two names the article (its `article_pairs`) never writes
+    side by side: "U.S. Snowe"."""
+    return [f"{a} {b}" for a, b in name_runs(headline) if (a, b) not in pairs]
 
 
 def _named_in_en(name: str, article: str) -> bool:
-    if re.fullmatch(r"(?:[A-Za-z]\.){2,}", name):
+    if _ABBREVIATION.fullmatch(name):
         bare = name.replace(".", "")
         return (re.search(r"(?<![\w.])" + re.escape(name), article, re.IGNORECASE) is not None
                 or re.search(r"(?<!\w)" + re.escape(bare) + r"(?!\w)", article) is not None)
@@ -123,11 +169,14 @@ def names_zh(headline: str) -> list[str]:
 
 
 def unsupported_names(headline: str, article: str, lang: str) -> list[str]:
-    """The headline's names and places that the article does not contain."""
+    """The headline's names and places that the article does not contain (en: also its runs
+    of two names the article never writes side by side)."""
     if lang == "zh":
         folded = fold(article)
         return [n for n in names_zh(headline) if n not in folded]
-    return [n for n in names_en(headline) if not _named_in_en(n, article)]
+    readings = (article, headline_titles(article))  # "Sen. Reid" is "Senator Reid"
+    missing = [n for n in names_en(headline) if not any(_named_in_en(n, a) for a in readings)]
+    return missing + broken_runs(headline, article_pairs(readings[0]) | article_pairs(readings[1]))
 
 
 def unsupported(headline: str, article: str, lang: str) -> list[str]:

@@ -48,6 +48,7 @@ from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
 from nlp_models.headline.picker import SHORTLIST, ClausePicker, Pick
 from nlp_models.headline.runs import WholeRuns
 from nlp_models.headline.seq2bf import STRATEGIES, Seq2BF, Seq2BFConfig
+from nlp_models.headline.titles import headline_titles
 from nlp_models.headline.trim import fallback_headline, fallback_with_phrase
 from nlp_models.headline.vocab import (
     BOS,
@@ -156,7 +157,9 @@ class HeadlinePredictor:
         writes into the model card. Built from the attributes set above, so it cannot
         drift from what the predictor does."""
         full = self.kind == "generator"
-        rules = [f"read the article's first {self.cfg.max_source} tokens (more: truncated)"]
+        rules = (["titles (titles.py): a title before a name as headlines write it "
+                  "(\"U.S. Senator X\" reads \"Sen. X\")"] if full and self.lang == "en" else [])
+        rules.append(f"read the article's first {self.cfg.max_source} tokens (more: truncated)")
         if self.picker is not None:
             rules.append(f"clause picker (picker.py): the best span of the article first, "
                          f"rules {self.picker.rules}, judge weight {self.picker.judge_weight}")
@@ -170,7 +173,8 @@ class HeadlinePredictor:
                          "or the article's, glued tokens only as the article writes them")
             if self.words.unsupported_penalty:
                 rules.append(f"name penalty: {self.words.unsupported_penalty} nats for a "
-                             "name-like word the article lacks")
+                             "name-like word the article lacks, and for two names side by "
+                             "side that it never writes so (\"U.S. Snowe\")")
         elif isinstance(self.words, WholeRuns):
             rules.append("whole runs (runs.py): digits and Latin words only as the article's")
         if self.lead is not None:
@@ -220,6 +224,8 @@ class HeadlinePredictor:
         rest of the n_best."""
         if self.kind != "generator":
             raise ValueError(f"a {self.kind} checkpoint generates constrained headlines only")
+        if self.lang == "en":  # "U.S. Senator X" reads "Sen. X" (titles.py)
+            articles = [headline_titles(a) for a in articles]
         sources, truncated = self._sources(articles)
         out: list[Headlines | None] = [None] * len(articles)
         for batch in self._encoded(sources):

@@ -19,13 +19,15 @@ dateline or byline:
    as, for, in, on, at, with, by, from, to) beyond the first `MIN_WORDS` words.
 
 Everything left is the article's own words in its own order, so a trimmed lead states no
-number or name the article lacks.
+number or name the article lacks; where dropping an appositive joins two names the article
+keeps apart, the appositives stay.
 """
 
 from __future__ import annotations
 
 import re
 
+from nlp_models.headline.faithful import article_pairs, broken_runs
 from nlp_models.headline.lead import first_sentence, repeats_a_word
 from nlp_models.headline.sentences import sentences
 
@@ -66,10 +68,11 @@ def _tidy(text: str) -> str:
     return text.strip(" ,;:-—–.")
 
 
-def compress(sentence: str) -> str:
+def compress(sentence: str, appositives: bool = True) -> str:
     """Steps 1 and 2: asides, time expressions, determiners and auxiliaries dropped."""
     text = _LEADING_TIME.sub("", _PARENS.sub("", sentence).strip())
-    text = _APPOSITIVE.sub("", text)
+    if appositives:
+        text = _APPOSITIVE.sub("", text)
     text = _TIME.sub("", text)
     text = _AUXILIARY.sub("", text)
     text = _DETERMINER.sub("", text)
@@ -103,9 +106,17 @@ def _last_cut(words: list[str]) -> int | None:
 
 
 def trimmed_lead(article: str, target: int = TARGET_WORDS) -> str:
-    """The article's lead trimmed to at most about `target` words ("" for no lead)."""
+    """The article's lead trimmed to at most about `target` words ("" for no lead). Where
+    dropping an appositive leaves two names side by side that the article never writes so
+    ("Rabobank National Association, a Roseville, California subsidiary" -> "Association
+    California subsidiary": faithful.py's runs), the appositives stay."""
     lead = first_sentence(article.strip())
-    return shorten(compress(lead), target) if lead else ""
+    if not lead:
+        return ""
+    trimmed = shorten(compress(lead), target)
+    if broken_runs(trimmed, article_pairs(article)):
+        return shorten(compress(lead, appositives=False), target)
+    return trimmed
 
 
 ZH_MAX_CHARS = 30  # a Chinese fallback headline: the lead's clauses up to this many characters

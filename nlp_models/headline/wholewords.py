@@ -44,21 +44,27 @@ name-like word the article does not contain costs that much log-probability. Nam
 word with a digit, a capitalised word after the first, a single capital letter ("U" of
 "U.S.") or an all-capitals word ("NASD"); "contains" compares lower-cased words. The
 Reuters prior "U.S." then needs the article to mention the U.S. to open a headline cheaply.
+So does a finished run of two names the article never writes side by side (faithful.py's
+rule): adapted to releases opening "Sen. Olympia J. Snowe", the generator wrote "U.S. Snowe,"
+over newer ones opening "U.S. Senator Olympia J. Snowe".
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import torch
 
+from nlp_models.headline.faithful import article_pairs, broken_runs
 from nlp_models.headline.vocab import EOS, SEP, Vocab
 
 WORD = re.compile(r"[a-z0-9]+")
 CASED_WORD = re.compile(r"[A-Za-z0-9]+")  # WORD's segmentation, case kept
+OPEN_WORD = re.compile(r"[A-Za-z0-9.'\u2019&-]+$")  # a last word that may still grow
 NUMBER = re.compile(r"\d+(?:st|nd|rd|th|s)?")  # 1987, 4th, 1990s; not "corporate50"
 NUMBER_START = re.compile(r"\d+(?:s|st|n|nd|r|rd|t|th)?")  # what can still become one
 # a clitic standing alone ("Cardinals 's", "you 'd"): AG News text spaces them off, and
@@ -98,6 +104,7 @@ class ArticleWords:
     tokens_reversed: tuple[str, ...] = ()  # the same cores reversed, sorted (Seq2BF's left)
     whole_tokens: tuple[str, ...] = ()  # its whitespace tokens, lower-cased, sorted
     whole_reversed: tuple[str, ...] = ()  # the same reversed, sorted (Seq2BF's left)
+    pairs: frozenset[tuple[str, str]] = frozenset()  # faithful.article_pairs: name runs
 
 
 def _has_prefix(words: Sequence[str], prefix: str) -> bool:
@@ -166,6 +173,17 @@ def _same_as_neighbour(tokens: Sequence[str], k: int, front: bool) -> bool:
     return bool(core) and core == token_core(tokens[j]).lower()
 
 
+@functools.lru_cache(maxsize=4096)
+def _broken_count(text: str, pairs: frozenset[tuple[str, str]]) -> int:
+    """faithful.broken_runs, counted; cached: a beam asks again for every next token."""
+    return len(broken_runs(text, pairs))
+
+
+def _finished_part(text: str, ended: bool) -> str:
+    """The text without its last word while that word is still growing."""
+    return text if ended else OPEN_WORD.sub("", text)
+
+
 def _name_like(word: str, index: int) -> bool:
     return any(c.isdigit() for c in word) or (
         word[0].isupper() and (index > 0 or len(word) == 1 or word.isupper()))
@@ -188,7 +206,8 @@ class WholeWords:
         return ArticleWords(tuple(sorted(words)), tuple(sorted(w[::-1] for w in words)),
                             frozenset(words), tuple(oovs), tuple(sorted(tokens)),
                             tuple(sorted(t[::-1] for t in tokens)), tuple(sorted(whole)),
-                            tuple(sorted(t[::-1] for t in whole)))
+                            tuple(sorted(t[::-1] for t in whole)),
+                            article_pairs(text))
 
     def complete(self, word: str, art: ArticleWords) -> bool:
         return bool(NUMBER.fullmatch(word)) or word in self.known or word in art.set
@@ -288,13 +307,19 @@ class WholeWords:
         return self.tokens_allowed(before, after, ended, art, front=True)
 
     def unsupported(self, before: str, after: str, ended: bool, art: ArticleWords) -> int:
-        """How many name-like words the article lacks are finished by growing ``before``
+        """How many name-like words the article lacks, and runs of two names it never
+        writes side by side ("U.S. Snowe": faithful.py), are finished by growing ``before``
         into ``after`` (forward only)."""
         old, new = CASED_WORD.findall(before), CASED_WORD.findall(after)
         first = len(old) - 1 if old and before[-1].isalnum() else len(old)
         last = len(new) - 1 if not ended and after and after[-1].isalnum() else len(new)
-        return sum(1 for i in range(max(first, 0), last)
-                   if _name_like(new[i], i) and new[i].lower() not in art.set)
+        finished = [i for i in range(max(first, 0), last) if _name_like(new[i], i)]
+        if not finished:  # only a finished name can be unsupported or close a run
+            return 0
+        missing = sum(1 for i in finished if new[i].lower() not in art.set)
+        runs = (_broken_count(_finished_part(after, ended), art.pairs)
+                - _broken_count(_finished_part(before, False), art.pairs))
+        return missing + max(runs, 0)
 
     def block(self, logp: torch.Tensor, texts: Sequence[list[int]],
               arts: Sequence[ArticleWords], backward: Sequence[bool] | None = None,

@@ -36,31 +36,33 @@ def index_name(prefix: str, post: pb.Post) -> str:
     return f"{prefix}-{created:%Y.%m}"
 
 
-def ptb_term(tag: str, word: str) -> str:
-    return f"{tag}|{word.lower()}"
-
-
-def ark_term(tag: str, word: str) -> str:
-    return f"{ARK_PREFIX}{tag}|{word.lower()}"
-
-
 def pos_terms(tokens: list[pb.Token]) -> list[str]:
     """Distinct ``TAG|word`` and ``ark:TAG|word`` terms, in token order."""
+    return _token_fields(tokens)[1]
+
+
+def _token_fields(tokens: list[pb.Token]) -> tuple[list[dict[str, Any]], list[str],
+                                                    list[str], list[str]]:
+    """``tokens``, ``pos_terms``, ``ptb_tags``, ``ark_tags`` of a document in one pass
+    over the tokens (reading a protobuf field costs more than the work done with it)."""
+    rendered: list[dict[str, Any]] = []
     terms: dict[str, None] = {}
+    ptb_tags: dict[str, None] = {}
+    ark_tags: dict[str, None] = {}
     for tok in tokens:
-        if tok.pos_ptb:
-            terms[ptb_term(tok.pos_ptb, tok.text)] = None
-        if tok.pos_ark:
-            terms[ark_term(tok.pos_ark, tok.text)] = None
-    return list(terms)
+        text, ptb, ark = tok.text, tok.pos_ptb, tok.pos_ark
+        rendered.append({"text": text, "start": tok.start, "end": tok.end, "ptb": ptb,
+                         "ark": ark})
+        word = text.lower()
+        if ptb:
+            terms[f"{ptb}|{word}"] = ptb_tags[ptb] = None
+        if ark:
+            terms[f"{ARK_PREFIX}{ark}|{word}"] = ark_tags[ark] = None
+    return rendered, list(terms), list(ptb_tags), list(ark_tags)
 
 
 def _model(ref: pb.ModelRef) -> dict[str, str] | None:
     return {"name": ref.name, "version": ref.version} if ref.name else None
-
-
-def _distinct(values: list[str]) -> list[str]:
-    return list(dict.fromkeys(v for v in values if v))
 
 
 def agreement(tagged: pb.TaggedPost) -> dict[str, int] | None:
@@ -80,7 +82,7 @@ def agreement(tagged: pb.TaggedPost) -> dict[str, int] | None:
 def post_document(tagged: pb.TaggedPost) -> dict[str, Any]:
     """The ``_source`` for one post (``_id`` is ``post.id``)."""
     post = tagged.post
-    tokens = list(tagged.tokens)
+    tokens, terms, ptb_tags, ark_tags = _token_fields(tagged.tokens)
     doc: dict[str, Any] = {
         "id": post.id,
         "platform": pb.Platform.Name(post.platform).lower(),
@@ -90,14 +92,11 @@ def post_document(tagged: pb.TaggedPost) -> dict[str, Any]:
         "created_at": timestamp_iso(post.created_at) if post.HasField("created_at") else None,
         "attributes": dict(post.attributes),
         "user_hashtags": author_hashtags(post),
-        "tokens": [
-            {"text": t.text, "start": t.start, "end": t.end, "ptb": t.pos_ptb, "ark": t.pos_ark}
-            for t in tokens
-        ],
+        "tokens": tokens,
         "token_count": len(tokens),
-        "pos_terms": pos_terms(tokens),
-        "ptb_tags": _distinct([t.pos_ptb for t in tokens]),
-        "ark_tags": _distinct([t.pos_ark for t in tokens]),
+        "pos_terms": terms,
+        "ptb_tags": ptb_tags,
+        "ark_tags": ark_tags,
         "hashtags": [{"text": h.text.lstrip("#"), "score": h.score,
                       "source": h.source or None} for h in tagged.hashtags],
         "pos_model": _model(tagged.pos_model),

@@ -65,6 +65,29 @@ def test_title_case_headlines_only_count_numbers_and_strong_names():
     assert unsupported("Unions Welcome NASA Wage Rise", BRITISH, "en") == ["NASA"]
 
 
+SNOWE = ("U.S. Senator Olympia J. Snowe (R-Maine) today urged the Senate Finance Committee to "
+         "renew the Children's Health Insurance Program, joined by Senator Susan Collins.")
+
+
+def test_two_names_side_by_side_must_stand_so_in_the_article():
+    # "U.S. Snowe" names nobody; the middle initial may go; a comma or a title breaks a run
+    assert unsupported_names("U.S. Snowe urges Finance Committee", SNOWE, "en") == ["us snowe"]
+    assert unsupported_names("Olympia Snowe urges Finance Committee", SNOWE, "en") == []
+    assert unsupported_names("Sens. Snowe, Collins urge Finance Committee", SNOWE, "en") == []
+    assert unsupported_names("Sen. Snowe urges Senate Finance Committee", SNOWE, "en") == []
+
+
+def test_a_short_title_is_supported_by_the_long_one():
+    article = "Washington - Nevada Senator Harry Reid met Senator John Ensign today."
+    assert unsupported_names("Reid meets with Sen. Ensign", article, "en") == []
+    assert unsupported_names("Reid meets with Sen. Ensign in Reno", article, "en") == ["Reno"]
+
+
+def test_title_case_leaves_short_function_words_lower_case():
+    # "with" and "from" stay lower case in Title Case: the headline still is one
+    assert unsupported("Unions Welcome Wage Rise with Pence from April", BRITISH, "en") == []
+
+
 def test_chinese_unsupported_names_and_digits():
     assert unsupported("李克强主持召开国务院常务会议", ZH_ARTICLE, "zh") == []
     assert unsupported("李克强13日在上海部署稳就业", ZH_ARTICLE, "zh") == ["13", "上海"]
@@ -111,3 +134,12 @@ def test_the_trimmed_lead_drops_datelines_asides_time_and_auxiliaries():
                     "(case 17-cr-4).") == "Preston Q. Howard of Wright City pleaded guilty"
     assert compress("Today, the Justice Department announced a settlement.") == (
         "Justice Department announced settlement")
+
+
+def test_the_trimmed_lead_keeps_an_appositive_whose_loss_would_join_two_names():
+    from nlp_models.headline.trim import trimmed_lead
+
+    lead = ("UPMC Hamot (Hamot), a hospital based in Erie, Pennsylvania and now affiliated "
+            "with the University of Pittsburgh Medical Center, agreed to pay $2.5 million.")
+    # dropping ", a hospital based in Erie," would write "UPMC Hamot Pennsylvania"
+    assert trimmed_lead(lead, 12) == "UPMC Hamot, hospital based in Erie"

@@ -184,6 +184,18 @@ def test_finished_names_the_article_lacks_are_counted_once() -> None:
         assert RULE.unsupported(before, after, ended, art) == expected, (before, after)
 
 
+def test_a_run_of_two_names_the_article_never_writes_side_by_side_counts_once() -> None:
+    art = RULE.article("U.S. Senator Olympia J. Snowe today praised the bill.", [])
+    cases = [  # (before, after, ended) -> unsupported names and runs finished by this step
+        ("U.S. Snowe", "U.S. Snowe praises", False, 1),  # "Snowe" finished after "U.S."
+        ("U.S. Snowe praises", "U.S. Snowe praises bill", True, 0),  # counted already
+        ("Olympia Snowe", "Olympia Snowe praises", False, 0),  # the initial aside
+        ("Sen. Snowe", "Sen. Snowe praises", False, 0),  # "Sen." is not a name
+    ]
+    for before, after, ended, expected in cases:
+        assert RULE.unsupported(before, after, ended, art) == expected, (before, after)
+
+
 class CityPieces(CharPieces):
     PIECES = ["", "", "", "", "", " Sales", " up", " in", " Boston", " Detroit"]
 
