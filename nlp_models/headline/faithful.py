@@ -28,6 +28,7 @@ quality.py). Rules only, deterministic.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from itertools import pairwise
@@ -174,9 +175,17 @@ def unsupported_names(headline: str, article: str, lang: str) -> list[str]:
     if lang == "zh":
         folded = fold(article)
         return [n for n in names_zh(headline) if n not in folded]
-    readings = (article, headline_titles(article))  # "Sen. Reid" is "Senator Reid"
+    readings, pairs = _en_readings(article)
     missing = [n for n in names_en(headline) if not any(_named_in_en(n, a) for a in readings)]
-    return missing + broken_runs(headline, article_pairs(readings[0]) | article_pairs(readings[1]))
+    return missing + broken_runs(headline, pairs)
+
+
+@functools.lru_cache(maxsize=64)
+def _en_readings(article: str) -> tuple[tuple[str, str], frozenset[tuple[str, str]]]:
+    """The article as written and with short titles ("Sen. Reid" is "Senator Reid"), and
+    both readings' `article_pairs`; cached: every candidate of an article asks again."""
+    titled = headline_titles(article)
+    return (article, titled), article_pairs(article) | article_pairs(titled)
 
 
 def unsupported(headline: str, article: str, lang: str) -> list[str]:
