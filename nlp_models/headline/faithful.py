@@ -180,7 +180,7 @@ def unsupported_names(headline: str, article: str, lang: str) -> list[str]:
     return missing + broken_runs(headline, pairs)
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=8)  # an article's candidates come one after another
 def _en_readings(article: str) -> tuple[tuple[str, str], frozenset[tuple[str, str]]]:
     """The article as written and with short titles ("Sen. Reid" is "Senator Reid"), and
     both readings' `article_pairs`; cached: every candidate of an article asks again."""

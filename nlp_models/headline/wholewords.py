@@ -173,7 +173,7 @@ def _same_as_neighbour(tokens: Sequence[str], k: int, front: bool) -> bool:
     return bool(core) and core == token_core(tokens[j]).lower()
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)  # small: each key holds its article's pairs
 def _broken_count(text: str, pairs: frozenset[tuple[str, str]]) -> int:
     """faithful.broken_runs, counted; cached: a beam asks again for every next token."""
     return len(broken_runs(text, pairs))
