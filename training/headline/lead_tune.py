@@ -19,6 +19,7 @@ import sys
 
 from nlp_models.headline.lead import LeadRule
 from nlp_models.headline.predictor import HeadlinePredictor
+from nlp_models.headline.titles import headline_titles
 from training.headline.data import Pair
 from training.headline.metrics import rouge
 
@@ -43,9 +44,10 @@ def tune_lead(predictor: HeadlinePredictor, pairs: list[Pair], beam: int = 4) ->
         predictor.lead = served
     offered: dict[str, list[tuple[list[str], list[float], float]]] = {s: [] for s in SPANS}
     for i, (pair, (text, _)) in enumerate(zip(pairs, generated, strict=True)):
+        article = headline_titles(pair.article)  # as the predictor reads it at serving
         for spans in SPANS:
-            candidates = LeadRule(0.0, 0.0, spans, target).candidates(pair.article)
-            judged = predictor.judge(pair.article, [text, *candidates]) if text else [0.0]
+            candidates = LeadRule(0.0, 0.0, spans, target).candidates(article)
+            judged = predictor.judge(article, [text, *candidates]) if text else [0.0]
             offered[spans].append((candidates, judged[1:], judged[0]))
         if (i + 1) % 20 == 0:
             print(f"\rlead rule: {i + 1}/{len(pairs)} articles judged", end="",
