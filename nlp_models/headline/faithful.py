@@ -18,8 +18,11 @@ A headline is *unsupported* when it names something the article does not:
   and two such words at least.
   A **run** of two such names with only a space between must also stand side by side in
   the article, a middle initial aside: "U.S. Snowe" over "U.S. Senator Olympia J. Snowe"
-  names nobody ("Olympia Snowe" is fine). Chinese, jieba's person/place/organisation words
-  (`nr`, `ns`, `nt`) of 2+ characters, verbatim.
+  names nobody ("Olympia Snowe" is fine). In a Title-Case headline a run also counts the
+  words the article itself capitalises inside a sentence (its proper nouns): "Mary Ground
+  Coalition" over "Senators Olympia J. Snowe and Mary Landrieu ... the Common Ground
+  Coalition" is unsupported, "Bipartisan Policy Center" is not. Chinese, jieba's
+  person/place/organisation words (`nr`, `ns`, `nt`) of 2+ characters, verbatim.
 
 Used at serving (a candidate that fails is not shown: HeadlinePredictor) and by the
 evaluation (`unsupported`, `unsupported_number`, `unsupported_name`: training/headline/
@@ -31,6 +34,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from dataclasses import dataclass
 from itertools import pairwise
 
 from nlp_models.headline.titles import headline_titles
@@ -100,8 +104,9 @@ def _strong_name(token: str) -> bool:
         c.isupper() for c in token[1:])
 
 
-def _name_flags(tokens: list[str]) -> list[bool]:
-    """Which of an English headline's tokens are names (module doc)."""
+def _name_flags(tokens: list[str], capitalised: frozenset[str] = frozenset()) -> list[bool]:
+    """Which of an English headline's tokens are names (module doc); in Title Case also the
+    words in ``capitalised`` (`ArticleNames.capitalised`: only the run check passes them)."""
     title = _title_case([t for t in tokens if not any(c.isdigit() for c in t)])
     flags = []
     for i, t in enumerate(tokens):
@@ -111,8 +116,10 @@ def _name_flags(tokens: list[str]) -> list[bool]:
             flags.append(True)
         elif not t[0].isupper() or t.lower() in _STOP:
             flags.append(False)
+        elif title:
+            flags.append(_strong_name(t) or _name_key(t) in capitalised)
         else:
-            flags.append(_strong_name(t) if title or i == 0 else True)
+            flags.append(_strong_name(t) if i == 0 else True)
     return flags
 
 
@@ -127,30 +134,57 @@ def _name_key(token: str) -> str:
     return _POSSESSIVE.sub("", token.replace(".", "").lower())
 
 
-def name_runs(headline: str) -> list[tuple[str, str]]:
+@dataclass(frozen=True)
+class ArticleNames:
+    """What the run check reads from an article: every two neighbouring tokens, and the two
+    around a single letter ("Olympia J. Snowe" also gives ("olympia", "snowe")); and the
+    words it capitalises inside a sentence. All as `_name_key`s."""
+
+    pairs: frozenset[tuple[str, str]] = frozenset()
+    capitalised: frozenset[str] = frozenset()
+
+    def __or__(self, other: ArticleNames) -> ArticleNames:
+        return ArticleNames(self.pairs | other.pairs, self.capitalised | other.capitalised)
+
+
+def _starts_sentence(article: str, start: int) -> bool:
+    """Does the token at ``start`` open a sentence or paragraph? After ".", only when the
+    word before is no abbreviation or initial ("Sen.", "J.", "U.S.")."""
+    before = article[max(0, start - 24):start].rstrip(" \t")
+    if not before or before[-1] in "\n!?:\"\u201c([":
+        return True
+    if before[-1] != ".":
+        return False
+    word = before.split()[-1]
+    return not (_ABBREVIATION.fullmatch(word) or (word[0].isupper() and len(word) <= 4))
+
+
+def article_names(article: str) -> ArticleNames:
+    found = list(_EN_TOKEN.finditer(article))
+    keys = [_name_key(m.group()) for m in found]
+    pairs = set(pairwise(keys))
+    pairs.update((a, c) for a, b, c in zip(keys, keys[1:], keys[2:], strict=False)
+                 if len(b) == 1)
+    capitalised = {k for m, k in zip(found, keys, strict=True)
+                   if m.group()[0].isupper() and k not in _STOP
+                   and not _starts_sentence(article, m.start())}
+    return ArticleNames(frozenset(pairs), frozenset(capitalised))
+
+
+def name_runs(headline: str, capitalised: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
     """(first, second) of every two names of an English headline with only a space between,
     as `_name_key`s: "U.S. Snowe" gives ("us", "snowe"); "Sen. Snowe, Collins" none."""
     found = list(_EN_TOKEN.finditer(headline))
-    flags = _name_flags([m.group() for m in found])
+    flags = _name_flags([m.group() for m in found], capitalised)
     return [(_name_key(a.group()), _name_key(b.group()))
             for (a, b), (fa, fb) in zip(pairwise(found), pairwise(flags), strict=True)
             if fa and fb and headline[a.end():b.start()].isspace()]
 
 
-def article_pairs(article: str) -> frozenset[tuple[str, str]]:
-    """Every two neighbouring tokens of an article as `_name_key`s, and the two around a
-    single letter ("Olympia J. Snowe" also gives ("olympia", "snowe"))."""
-    keys = [_name_key(t) for t in _EN_TOKEN.findall(article)]
-    pairs = set(pairwise(keys))
-    pairs.update((a, c) for a, b, c in zip(keys, keys[1:], keys[2:], strict=False)
-                 if len(b) == 1)
-    return frozenset(pairs)
-
-
-def broken_runs(headline: str, pairs: frozenset[tuple[str, str]]) -> list[str]:
-    """The headline's runs of two names the article (its `article_pairs`) never writes
-    side by side: "U.S. Snowe"."""
-    return [f"{a} {b}" for a, b in name_runs(headline) if (a, b) not in pairs]
+def broken_runs(headline: str, names: ArticleNames) -> list[str]:
+    """The headline's runs of two names the article never writes side by side: "U.S. Snowe"."""
+    return [f"{a} {b}" for a, b in name_runs(headline, names.capitalised)
+            if (a, b) not in names.pairs]
 
 
 def _named_in_en(name: str, article: str) -> bool:
@@ -175,17 +209,17 @@ def unsupported_names(headline: str, article: str, lang: str) -> list[str]:
     if lang == "zh":
         folded = fold(article)
         return [n for n in names_zh(headline) if n not in folded]
-    readings, pairs = _en_readings(article)
+    readings, names = _en_readings(article)
     missing = [n for n in names_en(headline) if not any(_named_in_en(n, a) for a in readings)]
-    return missing + broken_runs(headline, pairs)
+    return missing + broken_runs(headline, names)
 
 
 @functools.lru_cache(maxsize=8)  # an article's candidates come one after another
-def _en_readings(article: str) -> tuple[tuple[str, str], frozenset[tuple[str, str]]]:
+def _en_readings(article: str) -> tuple[tuple[str, str], ArticleNames]:
     """The article as written and with short titles ("Sen. Reid" is "Senator Reid"), and
-    both readings' `article_pairs`; cached: every candidate of an article asks again."""
+    both readings' `article_names`; cached: every candidate of an article asks again."""
     titled = headline_titles(article)
-    return (article, titled), article_pairs(article) | article_pairs(titled)
+    return (article, titled), article_names(article) | article_names(titled)
 
 
 def unsupported(headline: str, article: str, lang: str) -> list[str]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from nlp_models.headline.faithful import article_pairs, broken_runs
+from nlp_models.headline.faithful import article_names, broken_runs
 from nlp_models.headline.lead import first_sentence, repeats_a_word
 from nlp_models.headline.sentences import sentences
 
@@ -114,7 +114,7 @@ def trimmed_lead(article: str, target: int = TARGET_WORDS) -> str:
     if not lead:
         return ""
     trimmed = shorten(compress(lead), target)
-    if broken_runs(trimmed, article_pairs(article)):
+    if broken_runs(trimmed, article_names(article)):
         return shorten(compress(lead, appositives=False), target)
     return trimmed
 

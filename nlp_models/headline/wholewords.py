@@ -59,7 +59,7 @@ from dataclasses import dataclass
 
 import torch
 
-from nlp_models.headline.faithful import article_pairs, broken_runs
+from nlp_models.headline.faithful import ArticleNames, article_names, broken_runs
 from nlp_models.headline.vocab import EOS, SEP, Vocab
 
 WORD = re.compile(r"[a-z0-9]+")
@@ -104,7 +104,7 @@ class ArticleWords:
     tokens_reversed: tuple[str, ...] = ()  # the same cores reversed, sorted (Seq2BF's left)
     whole_tokens: tuple[str, ...] = ()  # its whitespace tokens, lower-cased, sorted
     whole_reversed: tuple[str, ...] = ()  # the same reversed, sorted (Seq2BF's left)
-    pairs: frozenset[tuple[str, str]] = frozenset()  # faithful.article_pairs: name runs
+    names: ArticleNames = ArticleNames()  # faithful.article_names: name runs
 
 
 def _has_prefix(words: Sequence[str], prefix: str) -> bool:
@@ -173,10 +173,10 @@ def _same_as_neighbour(tokens: Sequence[str], k: int, front: bool) -> bool:
     return bool(core) and core == token_core(tokens[j]).lower()
 
 
-@functools.lru_cache(maxsize=1024)  # small: each key holds its article's pairs
-def _broken_count(text: str, pairs: frozenset[tuple[str, str]]) -> int:
+@functools.lru_cache(maxsize=1024)  # small: each key holds its article's names
+def _broken_count(text: str, names: ArticleNames) -> int:
     """faithful.broken_runs, counted; cached: a beam asks again for every next token."""
-    return len(broken_runs(text, pairs))
+    return len(broken_runs(text, names))
 
 
 def _finished_part(text: str, ended: bool) -> str:
@@ -207,7 +207,7 @@ class WholeWords:
                             frozenset(words), tuple(oovs), tuple(sorted(tokens)),
                             tuple(sorted(t[::-1] for t in tokens)), tuple(sorted(whole)),
                             tuple(sorted(t[::-1] for t in whole)),
-                            article_pairs(text))
+                            article_names(text))
 
     def complete(self, word: str, art: ArticleWords) -> bool:
         return bool(NUMBER.fullmatch(word)) or word in self.known or word in art.set
@@ -317,8 +317,8 @@ class WholeWords:
         if not finished:  # only a finished name can be unsupported or close a run
             return 0
         missing = sum(1 for i in finished if new[i].lower() not in art.set)
-        runs = (_broken_count(_finished_part(after, ended), art.pairs)
-                - _broken_count(_finished_part(before, False), art.pairs))
+        runs = (_broken_count(_finished_part(after, ended), art.names)
+                - _broken_count(_finished_part(before, False), art.names))
         return missing + max(runs, 0)
 
     def block(self, logp: torch.Tensor, texts: Sequence[list[int]],

@@ -77,6 +77,19 @@ def test_two_names_side_by_side_must_stand_so_in_the_article():
     assert unsupported_names("Sen. Snowe urges Senate Finance Committee", SNOWE, "en") == []
 
 
+def test_in_title_case_a_run_counts_the_words_the_article_capitalises():
+    # every word is capitalised, so the article tells names: it writes "Finance Committee"
+    # and "Susan Collins", never "Collins Finance"; "Urges" and "Renew" it does not capitalise
+    assert unsupported_names("Sen. Snowe Urges Senate Finance Committee to Renew Program",
+                             SNOWE, "en") == []
+    assert unsupported_names("Olympia Snowe, Susan Collins Urge Renewal", SNOWE, "en") == []
+    assert unsupported_names("Sen. Snowe Urges Collins Finance Committee", SNOWE,
+                             "en") == ["collins finance"]
+    # the sentence's first word is no proper noun: "Today" may stand beside a name
+    later = SNOWE + " Today Snowe also spoke."
+    assert unsupported_names("Snowe: Today Snowe Urges Renewal", later, "en") == []
+
+
 def test_a_short_title_is_supported_by_the_long_one():
     article = "Washington - Nevada Senator Harry Reid met Senator John Ensign today."
     assert unsupported_names("Reid meets with Sen. Ensign", article, "en") == []
