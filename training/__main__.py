@@ -51,7 +51,7 @@
         --out runs/<run>/best.pt
     python -m training picker --checkpoint CKPT --rules N --out runs/<run>/best.pt
     python -m training lead --checkpoint CKPT --margin M --length-bonus B --out runs/<run>/best.pt
-        [--spans clauses|trimmed] [--target WORDS]
+        [--spans clauses|trimmed|phrase] [--target WORDS]
     python -m training lead --checkpoint CKPT --tune-on HELD_OUT.jsonl --out runs/<run>/best.pt
 """
 

@@ -92,7 +92,9 @@ def repeats_a_word(text: str) -> bool:
         a == b for a, b in zip(tokens, tokens[1:], strict=False))
 
 
-SPANS = ("clauses", "trimmed")  # what the lead offers: its clause runs, or trim.py's trims
+# what the lead offers: its clause runs, or trim.py's trims; to a constrained generator
+# ("phrase"), the first sentence holding the phrase, trimmed with the phrase kept
+SPANS = ("clauses", "trimmed", "phrase")
 TRIM_SPREAD = 4  # trims of target - 4, target and target + 4 words are offered
 
 
@@ -103,15 +105,19 @@ class LeadRule:
     spans: str = "clauses"
     target: int = 12  # "trimmed": the house's headline length in words
 
-    def candidates(self, article: str) -> list[str]:
-        """The lead's spans this rule chooses among, in reading order."""
+    def candidates(self, article: str, phrase: str = "") -> list[str]:
+        """The lead's spans this rule chooses among, in reading order (`phrase`: the
+        constrained headline's, for "phrase" spans)."""
         if self.spans == "clauses":
             return lead_clauses(article)
-        from nlp_models.headline.trim import trimmed_lead  # trim.py imports this module
+        # trim.py imports this module
+        from nlp_models.headline.trim import sentence_with_phrase, trimmed_lead
 
         out: list[str] = []
         for target in (self.target - TRIM_SPREAD, self.target, self.target + TRIM_SPREAD):
-            text = trimmed_lead(article, max(target, MIN_WORDS))
+            target = max(target, MIN_WORDS)
+            text = (trimmed_lead(article, target) if self.spans == "trimmed"
+                    else sentence_with_phrase(article, phrase, target) or "")
             if (len(text.split()) >= MIN_WORDS and not repeats_a_word(text)
                     and text not in out):
                 out.append(text)

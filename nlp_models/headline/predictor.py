@@ -47,7 +47,7 @@ from nlp_models.headline.lead import LeadRule
 from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
 from nlp_models.headline.picker import SHORTLIST, ClausePicker, Pick
 from nlp_models.headline.runs import WholeRuns
-from nlp_models.headline.seq2bf import STRATEGIES, Seq2BF, Seq2BFConfig
+from nlp_models.headline.seq2bf import NOT_YET, STRATEGIES, Seq2BF, Seq2BFConfig, layout
 from nlp_models.headline.titles import headline_titles
 from nlp_models.headline.trim import fallback_headline, fallback_with_phrase
 from nlp_models.headline.vocab import (
@@ -121,9 +121,9 @@ def _batches(lengths: list[int]) -> list[list[int]]:
     return groups
 
 
-def _pad(rows: list[list[int]]) -> torch.Tensor:
+def _pad(rows: list[list[int]], value: int = PAD) -> torch.Tensor:
     width = max(len(r) for r in rows)
-    return torch.tensor([r + [0] * (width - len(r)) for r in rows], dtype=torch.long)
+    return torch.tensor([r + [value] * (width - len(r)) for r in rows], dtype=torch.long)
 
 
 class HeadlinePredictor:
@@ -148,8 +148,10 @@ class HeadlinePredictor:
             self.words = WholeRuns(vocab)
         picker = self.meta.get("picker")
         self.picker = ClausePicker.from_state(picker) if picker and kind == "generator" else None
-        lead = self.meta.get("lead")
-        self.lead = LeadRule.from_state(lead) if lead and kind == "generator" else None
+        lead = self.meta.get("lead")  # a generator's lead spans, a Seq2BF's "phrase" spans
+        self.lead = LeadRule.from_state(lead) if lead and kind != "he" else None
+        if self.lead is not None and (self.lead.spans == "phrase") != (kind == "seq2bf"):
+            raise ValueError(f"a {kind} checkpoint cannot take {self.lead.spans} lead spans")
 
     def decoding_rules(self) -> list[str]:
         """What this checkpoint's decoder does to an article, in order, with the settings it
@@ -178,9 +180,11 @@ class HeadlinePredictor:
         elif isinstance(self.words, WholeRuns):
             rules.append("whole runs (runs.py): digits and Latin words only as the article's")
         if self.lead is not None:
-            rules.append(f"lead rule (lead.py): a {self.lead.spans} span of the first sentence "
-                         f"first when its judge score is within {self.lead.margin} of the "
-                         f"generated headline's (length bonus {self.lead.length_bonus})")
+            span = ("the first sentence holding the phrase, trimmed," if self.lead.spans ==
+                    "phrase" else f"a {self.lead.spans} span of the first sentence")
+            rules.append(f"lead rule (lead.py): {span} first when its judge score is within "
+                         f"{self.lead.margin} of the generated headline's (length bonus "
+                         f"{self.lead.length_bonus})")
         rules.append("faithfulness (faithful.py): a candidate stating a number or name the "
                      "article" + ("" if full else " or phrase") + " lacks is withheld")
         rules.append("fallback (trim.py): when every candidate is withheld, "
@@ -359,10 +363,54 @@ class HeadlinePredictor:
                                         max(len(s.oovs) for s in chunk), self.rule,
                                         self.words, arts)
             for i, s, h in zip(group, chunk, hyps, strict=True):
+                candidates = [(self._around(phrases[i], x.tokens, order, s.oovs), x.score)
+                              for x in h]
+                first = self._phrase_lead(articles[i], phrases[i], s, order, candidates)
+                if first is not None:
+                    candidates = [first] + [c for c in candidates if c[0] != first[0]]
                 out[i] = Headlines.of(self._faithful_with(
-                    [(self._around(phrases[i], x.tokens, order, s.oovs), x.score) for x in h],
-                    articles[i], phrases[i]), truncated[i])
+                    candidates, articles[i], phrases[i])[:n_best], truncated[i])
         return out
+
+    def _phrase_lead(self, article: str, phrase: str, source: Source, order: str,
+                     generated: list[tuple[str, float]]) -> tuple[str, float] | None:
+        """The first sentence holding the phrase, trimmed, with its judge score, when the
+        lead rule puts it before the generated headline (lead.py); None otherwise."""
+        spans = (self.lead.candidates(article, phrase)
+                 if self.lead is not None and generated else [])
+        if not spans:
+            return None
+        judged = self._judge_phrase(source, phrase, [generated[0][0], *spans], order)
+        best = self.lead.choose(judged[0], spans, judged[1:])
+        return None if best is None else (spans[best], judged[1 + best])
+
+    def judge_constrained(self, article: str, phrase: str, texts: list[str]) -> list[float]:
+        """Each text's mean log-probability per token as the article's headline around
+        `phrase` under the Seq2BF model (`Seq2BF.mean_log_probs`, grown in the default
+        order); of each side, the tokens nearest the phrase, up to JUDGED_TOKENS."""
+        sources, _ = self._sources([article])
+        return self._judge_phrase(sources[0], phrase, texts, self.default_strategy)
+
+    @torch.no_grad()
+    def _judge_phrase(self, source: Source, phrase: str, texts: list[str],
+                      order: str) -> list[float]:
+        self.model.eval()
+        phrase = phrase.strip()  # as _around writes it
+        phrase_ids = self.vocab.encode(phrase)
+        laid = []
+        for text in texts:
+            at = text.find(phrase)
+            before, after = (text[:at], text[at + len(phrase):]) if at >= 0 else ("", text)
+            left = self.vocab.encode_target(before, source.oovs)[-JUDGED_TOKENS:]
+            right = self.vocab.encode_target(after, source.oovs)[:JUDGED_TOKENS]
+            laid.append(layout(left, phrase_ids, right, order))
+        n = len(laid)
+        memory, valid = self.model.encode(_pad([source.ids]))
+        return self.model.mean_log_probs(
+            memory.expand(n, -1, -1), valid.expand(n, -1), _pad([source.ext_ids]).expand(n, -1),
+            len(source.oovs), _pad([x.tokens for x in laid]), _pad([x.positions for x in laid]),
+            _pad([x.steps for x in laid], NOT_YET), _pad([x.back_targets for x in laid]),
+            _pad([x.fwd_targets for x in laid])).tolist()
 
     def _faithful_with(self, candidates: list[tuple[str, float]], article: str,
                        phrase: str) -> list[tuple[str, float]]:

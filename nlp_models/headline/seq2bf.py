@@ -229,18 +229,47 @@ class Seq2BF(nn.Module):
     def _copy_loss(self, h: torch.Tensor, memory: torch.Tensor, valid: torch.Tensor,
                    back_targets: torch.Tensor, fwd_targets: torch.Tensor,
                    src_ext: torch.Tensor, n_ext: int) -> dict[str, torch.Tensor]:
+        sides = self._side_log_probs(h, memory, valid, back_targets, fwd_targets, src_ext, n_ext)
+        nll_t = -torch.cat([log_p for _, log_p in sides]).mean()
+        return {"loss": nll_t, "nll": nll_t}
+
+    def _side_log_probs(self, h: torch.Tensor, memory: torch.Tensor, valid: torch.Tensor,
+                        back_targets: torch.Tensor, fwd_targets: torch.Tensor,
+                        src_ext: torch.Tensor, n_ext: int
+                        ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Per side, the headline (batch index) of each real target row and log P(target)
+        under copying (B, N targets, PAD where a row predicts nothing on that side)."""
         a, context = self.pointer.attend(h, self.pointer.key(memory), memory, valid)
         src_ext = src_ext[:, : valid.shape[1]]
-        nll = []
+        out = []
         for side, targets in ((BACKWARD, back_targets), (FORWARD, fwd_targets)):
             real = targets != PAD  # (B, N)
             batch_of_row = real.nonzero()[:, 0]
             sides = torch.full((int(real.sum()),), side)
             p = self.copy_probs(h[real], sides, a[real], context[real], src_ext[batch_of_row],
                                 n_ext)
-            nll.append(-(p.gather(1, targets[real][:, None]).squeeze(1) + 1e-9).log())
-        nll_t = torch.cat(nll).mean()
-        return {"loss": nll_t, "nll": nll_t}
+            out.append((batch_of_row,
+                        (p.gather(1, targets[real][:, None]).squeeze(1) + 1e-9).log()))
+        return out
+
+    @torch.no_grad()
+    def mean_log_probs(self, memory: torch.Tensor, valid: torch.Tensor, src_ext: torch.Tensor,
+                       n_ext: int, tokens: torch.Tensor, positions: torch.Tensor,
+                       steps: torch.Tensor, back_targets: torch.Tensor,
+                       fwd_targets: torch.Tensor) -> torch.Tensor:
+        """Each given headline's mean log-probability per predicted token (B,), both sides
+        and their end markers, teacher-forced under the step mask as in training: the judge
+        of the constrained lead rule (lead.py). A copying model only; rows as `forward`."""
+        if self.pointer is None:
+            raise ValueError("judging headlines needs a copying Seq2BF (copy = true)")
+        mask = steps[:, None, :] <= steps[:, :, None]
+        h, _ = self.rows(tokens, positions, mask, None, self.cross_keys_values(memory), valid)
+        total, count = torch.zeros(tokens.shape[0]), torch.zeros(tokens.shape[0])
+        for batch_of_row, log_p in self._side_log_probs(h, memory, valid, back_targets,
+                                                         fwd_targets, src_ext, n_ext):
+            total.index_add_(0, batch_of_row, log_p)
+            count.index_add_(0, batch_of_row, torch.ones_like(log_p))
+        return total / count.clamp(min=1)
 
 
 def end_marker(side: int) -> int:

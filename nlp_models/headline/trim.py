@@ -142,18 +142,30 @@ def fallback_headline(article: str, lang: str) -> str:
     return _zh_lead(found[0]) if found else ""
 
 
+def sentence_with_phrase(article: str, phrase: str, target: int = TARGET_WORDS) -> str | None:
+    """English: the article's first sentence holding the phrase, trimmed to about `target`
+    words while the phrase stays in it (None: no sentence holds it)."""
+    for sentence in sentences(article, "en"):
+        if phrase in sentence:
+            compressed = compress(sentence)
+            short = shorten(compressed, target)
+            return short if phrase in short else (compressed if phrase in compressed
+                                                  else sentence)
+    return None
+
+
 def fallback_with_phrase(article: str, phrase: str, lang: str) -> str:
     """The constrained fallback: the article's first sentence holding the phrase, trimmed
     while the phrase stays in it; without one, the phrase before the fallback headline."""
-    for sentence in sentences(article, lang):
-        if phrase in sentence:
-            if lang == "zh":
+    if lang == "en":
+        found = sentence_with_phrase(article, phrase)
+        if found is not None:
+            return found
+    else:
+        for sentence in sentences(article, lang):
+            if phrase in sentence:
                 start = max(0, sentence.index(phrase) - ZH_MAX_CHARS // 2)
                 return sentence[start:start + ZH_MAX_CHARS].rstrip("，；：、。")
-            compressed = compress(sentence)
-            short = shorten(compressed)
-            return short if phrase in short else (compressed if phrase in compressed
-                                                  else sentence)
     joiner = "：" if lang == "zh" else ": "
     rest = fallback_headline(article, lang)
     return f"{phrase}{joiner}{rest}" if rest else phrase

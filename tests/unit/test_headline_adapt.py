@@ -10,6 +10,7 @@ import torch
 
 from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
 from nlp_models.headline.predictor import HeadlinePredictor, save_checkpoint
+from nlp_models.headline.seq2bf import Seq2BF, Seq2BFConfig
 from nlp_models.headline.vocab import SubwordVocab
 from training.headline.adapt import AdaptOptions, adapt, split_holdout, time_ordered
 
@@ -70,6 +71,28 @@ def test_adapting_writes_a_checkpoint_with_the_serving_rules_and_its_record(base
     assert result["checkpoint"] == str(out / "best.pt")
     assert (out / "run.json").exists() and (out / "log.jsonl").exists()
     assert HeadlinePredictor.load(out / "best.pt").headlines(ARTICLES[:1], beam=2)[0].candidates
+
+
+def test_an_adapted_constrained_generator_gets_a_lead_rule_chosen_on_the_held_out_pairs(
+        tmp_path):
+    torch.manual_seed(0)
+    vocab = SubwordVocab.build(ARTICLES * 10, size=200)
+    model = Seq2BF(Seq2BFConfig(len(vocab), copy=True, d_model=32, n_heads=2, enc_layers=1,
+                                dec_layers=1, d_ff=64, segment_len=16, mem_len=16,
+                                max_source=64, max_target=24))
+    base = tmp_path / "base_c.pt"
+    save_checkpoint(base, model, vocab, "en", "seq2bf", {"run": "base", "whole_words": []})
+    out = tmp_path / "adapted_c"
+    adapt("constrained-headline", list(reversed(rows(150))), out, "en",
+          AdaptOptions(minutes=0.2, epochs=1, mix=0.0), base=str(base), data_files=[],
+          origin={"data": "fixture"})
+    meta = torch.load(out / "best.pt", weights_only=False)["meta"]
+    tuned = json.loads((out / "lead_tuning.json").read_text())
+    # one kind of span, the sentence holding the phrase: "off" and 8 margins x 2 bonuses
+    assert len(tuned["grid"]) == 17
+    assert {r["rule"]["spans"] for r in tuned["grid"] if r["rule"]} == {"phrase"}
+    assert meta.get("lead") == tuned["best"]
+    assert meta["adapted"]["lead_tuning"]["rougeL"] == max(r["rougeL"] for r in tuned["grid"])
 
 
 ZH_ARTICLES = ["央行周二宣布上调利率，这是今年第三次加息。分析人士认为，此举旨在抑制通胀。",

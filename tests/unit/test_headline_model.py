@@ -261,6 +261,28 @@ def test_seq2bf_decoding_reproduces_training_probabilities_and_keeps_the_phrase(
             assert h.logprob == pytest.approx(-nll.item() * predicted, abs=1e-3)
 
 
+def _padded(rows: list[list[int]], value: int = PAD) -> torch.Tensor:
+    return torch.tensor([r + [value] * (max(map(len, rows)) - len(r)) for r in rows])
+
+
+def test_the_seq2bf_judge_gives_each_headline_its_training_log_probability_per_token():
+    """Two headlines of different lengths judged at once (padded rows) score each what the
+    training loss gives it alone: the constrained lead rule compares them fairly."""
+    model = Seq2BF(Seq2BFConfig(vocab_size=60, max_target=12, copy=True, **SMALL)).eval()
+    src = torch.randint(5, 60, (1, 20))
+    laid = [layout([21, 22], [7, 8], [23], "tok-b"), layout([], [7, 8], [24, 25, 26, 27], "tok-b")]
+    memory, valid = model.encode(src.expand(2, -1))
+    judged = model.mean_log_probs(
+        memory, valid, src.expand(2, -1), 0, _padded([x.tokens for x in laid]),
+        _padded([x.positions for x in laid], 0), _padded([x.steps for x in laid], NOT_YET),
+        _padded([x.back_targets for x in laid]), _padded([x.fwd_targets for x in laid]))
+    with torch.no_grad():
+        alone = [-model(src, *(torch.tensor([v]) for v in (x.tokens, x.positions, x.steps,
+                                                           x.back_targets, x.fwd_targets)),
+                        src, 0)["nll"].item() for x in laid]
+    assert judged.tolist() == pytest.approx(alone, abs=1e-4)
+
+
 def test_a_long_phrase_still_gets_words_around_it():
     """A phrase of MIN_TOKENS pieces met the length floor by itself and came back bare."""
     model = Seq2BF(Seq2BFConfig(vocab_size=60, max_target=12, **SMALL)).eval()

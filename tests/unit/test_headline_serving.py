@@ -12,8 +12,9 @@ import pytest
 import torch
 
 from nlp_models.headline.faithful import unsupported
+from nlp_models.headline.lead import LeadRule
 from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
-from nlp_models.headline.predictor import save_checkpoint
+from nlp_models.headline.predictor import HeadlinePredictor, save_checkpoint
 from nlp_models.headline.seq2bf import Seq2BF, Seq2BFConfig
 from nlp_models.headline.serving import (
     MAX_CANDIDATES,
@@ -64,6 +65,31 @@ def test_constrained_candidates_contain_the_phrase_verbatim(directories, strateg
         assert result.status == "ok" and result.candidates
         assert all(phrase in text for text, _ in result.candidates)
         assert result.strategy == (strategy or "tok-b")
+
+
+def test_a_constrained_lead_rule_puts_the_sentence_holding_the_phrase_first(tmp_path):
+    # margin 100: the rule prefers the article's sentence, trimmed, whatever the judge says
+    torch.manual_seed(0)
+    vocab = SubwordVocab.build(CORPUS, size=200)
+    model = Seq2BF(Seq2BFConfig(len(vocab), copy=True, **SMALL))
+    rule = LeadRule(100.0, 0.0, "phrase", 8)
+    save_checkpoint(tmp_path / "headline_en.pt", model, vocab, "en", "seq2bf",
+                    {"run": "t", "lead": rule.to_state()})
+    service = ConstrainedHeadlineService(tmp_path, beam=2, n_best=2)
+    article = CORPUS[0] + " Toyota shares fell."
+    (result,) = service.generate([article], ["en"], ["Japan"], [""])
+    assert result.status == "ok" and len(result.candidates) == 2
+    assert result.candidates[0][0] in rule.candidates(article, "Japan")
+    assert "Japan" in result.candidates[0][0] and "Japan" in result.candidates[1][0]
+
+
+def test_a_lead_rule_serves_only_the_model_kind_it_was_made_for(tmp_path):
+    vocab = SubwordVocab.build(CORPUS, size=200)
+    full = HeadlineGenerator(HeadlineConfig(len(vocab), variant="xl-cc", **SMALL))
+    save_checkpoint(tmp_path / "full.pt", full, vocab, "en", "generator",
+                    {"lead": LeadRule(1.0, 0.0, "phrase", 8).to_state()})
+    with pytest.raises(ValueError, match="phrase lead spans"):
+        HeadlinePredictor.load(tmp_path / "full.pt")
 
 
 @pytest.mark.parametrize(

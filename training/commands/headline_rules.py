@@ -48,7 +48,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                             "rule (nlp_models/headline/lead.py) in a copy of a generator "
                             "checkpoint, which then serves a clause of the article's first "
                             "sentence first when it judges it nearly as likely as its own")
-    p_lead.add_argument("--checkpoint", required=True, help="an English generator checkpoint")
+    p_lead.add_argument("--checkpoint", required=True,
+                        help="an English full or constrained (Seq2BF) generator checkpoint")
     p_lead.add_argument("--tune-on", metavar="FILE", help="choose spans, margin and length "
                         "bonus by ROUGE-L F on this JSONL (a newsroom's held-out pairs) "
                         "instead of giving them")
@@ -58,11 +59,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p_lead.add_argument("--length-bonus", type=float, metavar="B",
                         help="added to a clause's judge score, in proportion to its length "
                              "up to 15 words")
-    p_lead.add_argument("--spans", choices=["clauses", "trimmed"], default="clauses",
+    p_lead.add_argument("--spans", choices=["clauses", "trimmed", "phrase"], default="clauses",
                         help="what the lead offers: its clause runs, or the lead trimmed to "
-                        "a headline (nlp_models/headline/trim.py)")
+                        "a headline (nlp_models/headline/trim.py); to a constrained "
+                        "generator (phrase): the first sentence holding the phrase, trimmed")
     p_lead.add_argument("--target", type=int, default=12,
-                        help="--spans trimmed: the house's headline length in words")
+                        help="--spans trimmed|phrase: the house's headline length in words")
     p_lead.add_argument("--out", required=True, help="e.g. runs/lead_en/best.pt")
 
 

@@ -195,7 +195,7 @@ def adapt(task: str, rows: list[dict], out: str | Path, lang: str, opts: AdaptOp
           f"{len(holdout)} held out; {steps} steps per epoch, at most {opts.minutes} minutes",
           file=sys.stderr, flush=True)
     best = loop.run()
-    if kind == "generator" and lang == "en" and "lead" in serving_meta:
+    if lang == "en" and (kind == "seq2bf" or (kind == "generator" and "lead" in serving_meta)):
         retune_lead(out / "best.pt", pairs_of(holdout), out / "lead_tuning.json")
     if kind == "generator" and "picker" in serving_meta:
         retrain_picker(out / "best.pt", newsroom, pairs_of(holdout), out / "picker_training.json")
@@ -205,8 +205,9 @@ def adapt(task: str, rows: list[dict], out: str | Path, lang: str, opts: AdaptOp
 
 
 def retune_lead(checkpoint: Path, holdout: list[Pair], record: Path) -> dict:
-    """Choose the adapted English generator's lead rule on the held-out pairs (lead_tune.py)
-    and store it in the checkpoint (no rule: removed); the grid goes to `record`."""
+    """Choose the adapted English generator's lead rule (a constrained one's: the sentence
+    holding the phrase) on the held-out pairs (lead_tune.py) and store it in the checkpoint
+    (no rule: removed); the grid goes to `record`."""
     from training.headline.lead_tune import tune_lead
 
     tuned = tune_lead(HeadlinePredictor.load(checkpoint, threads=2), holdout)

@@ -1,7 +1,8 @@
 """`python -m training lead`: store the lead rule (nlp_models/headline/lead.py) in a copy of
-an English generator checkpoint. Nothing is trained; the margin and length bonus were chosen
+an English generator checkpoint (full: clause or trimmed-lead spans; constrained Seq2BF: the
+sentence holding the phrase). Nothing is trained; the margin and length bonus were chosen
 on the in-distribution dev set and the held-out-source dev set (docs/models/headline.md,
-"The lead's clauses")."""
+"The lead's clauses"), or on a newsroom's held-out pairs (`--tune-on`)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,12 @@ from training.provenance import write_derived
 def set_lead(checkpoint: str, margin: float, length_bonus: float, out: str,
              spans: str = "clauses", target: int = 12) -> dict:
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
-    if state["lang"] != "en" or state["kind"] != "generator":
+    if state["lang"] != "en" or state["kind"] not in ("generator", "seq2bf"):
         raise SystemExit(f"{checkpoint} is a {state['lang']} {state['kind']} checkpoint; the "
-                         "lead rule serves English full headlines")
+                         "lead rule serves English full and Seq2BF headlines")
+    if (spans == "phrase") != (state["kind"] == "seq2bf"):
+        raise SystemExit(f"{spans} spans do not serve a {state['kind']} checkpoint (Seq2BF: "
+                         "phrase; full: clauses or trimmed)")
     rule = LeadRule(margin, length_bonus, spans, target)
     path = write_derived(checkpoint, out, state, {"lead": rule.to_state()}, lead=rule.to_state())
     return {"checkpoint": str(path), "lead": rule.to_state()}
@@ -30,8 +34,8 @@ def tune_and_set(checkpoint: str, data: str, out: str) -> dict:
     from training.headline.lead_tune import tune_lead
 
     predictor = HeadlinePredictor.load(checkpoint, threads=2)
-    if predictor.lang != "en" or predictor.kind != "generator":
-        raise SystemExit(f"{checkpoint} is not an English full generator")
+    if predictor.lang != "en" or predictor.kind not in ("generator", "seq2bf"):
+        raise SystemExit(f"{checkpoint} is not an English full or Seq2BF generator")
     tuned = tune_lead(predictor, read_pairs(data))
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
     state["meta"].pop("lead", None)

@@ -8,6 +8,10 @@ offers (clause runs, or the lead trimmed to the house's length), how far below t
 generated headline's judge score they may be (`margin`) and how much longer spans are
 helped (`length_bonus`) are chosen here by ROUGE-L F on the newsroom's held-out pairs.
 
+A constrained (Seq2BF) generator is offered one span instead: the first sentence holding
+the phrase, trimmed to the house's length (± 4 words) with the phrase kept, judged by the
+Seq2BF model around the phrase (`HeadlinePredictor.judge_constrained`).
+
 Each article is decoded once (beam search without the rule) and each span judged once; the
 grid is then scored without decoding again. "off" (no rule) is one of the choices.
 """
@@ -25,7 +29,7 @@ from training.headline.metrics import rouge
 
 MARGINS = (0.0, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 100.0)  # 100: the lead whenever there is one
 LENGTH_BONUSES = (0.0, 1.5)
-SPANS = ("clauses", "trimmed")
+SPANS = ("clauses", "trimmed")  # a full generator's; a Seq2BF's: "phrase"
 
 
 def house_length(pairs: list[Pair]) -> int:
@@ -33,21 +37,31 @@ def house_length(pairs: list[Pair]) -> int:
     return round(statistics.median(len(p.headline.split()) for p in pairs))
 
 
-def tune_lead(predictor: HeadlinePredictor, pairs: list[Pair], beam: int = 4) -> dict:
+def tune_lead(predictor: HeadlinePredictor, pairs: list[Pair], beam: int | None = None) -> dict:
     """The best lead rule for `pairs` (or None: no rule) with every choice's ROUGE-L F."""
     target = house_length(pairs)
+    constrained = predictor.kind == "seq2bf"
+    kinds = ("phrase",) if constrained else SPANS
     served, predictor.lead = predictor.lead, None
     try:
-        generated = [h.candidates[0] if h.candidates else ("", 0.0)
-                     for h in predictor.headlines([p.article for p in pairs], beam)]
+        articles = [p.article for p in pairs]
+        decoded = (predictor.constrained(articles, [p.phrase for p in pairs], beam=beam or 3)
+                   if constrained else predictor.headlines(articles, beam or 4))
     finally:
         predictor.lead = served
-    offered: dict[str, list[tuple[list[str], list[float], float]]] = {s: [] for s in SPANS}
+    generated = [h.candidates[0] if h.candidates else ("", 0.0) for h in decoded]
+    offered: dict[str, list[tuple[list[str], list[float], float]]] = {s: [] for s in kinds}
     for i, (pair, (text, _)) in enumerate(zip(pairs, generated, strict=True)):
-        article = headline_titles(pair.article)  # as the predictor reads it at serving
-        for spans in SPANS:
-            candidates = LeadRule(0.0, 0.0, spans, target).candidates(article)
-            judged = predictor.judge(article, [text, *candidates]) if text else [0.0]
+        # the article as the predictor reads it at serving
+        article = pair.article if constrained else headline_titles(pair.article)
+        for spans in kinds:
+            candidates = LeadRule(0.0, 0.0, spans, target).candidates(article, pair.phrase)
+            if not text:
+                judged = [0.0]
+            elif constrained:
+                judged = predictor.judge_constrained(article, pair.phrase, [text, *candidates])
+            else:
+                judged = predictor.judge(article, [text, *candidates])
             offered[spans].append((candidates, judged[1:], judged[0]))
         if (i + 1) % 20 == 0:
             print(f"\rlead rule: {i + 1}/{len(pairs)} articles judged", end="",
@@ -59,7 +73,7 @@ def tune_lead(predictor: HeadlinePredictor, pairs: list[Pair], beam: int = 4) ->
         return rouge(headlines, references, "en")["rougeL"]["f"]
 
     results = [{"rule": None, "rougeL": score([t for t, _ in generated])}]
-    for spans in SPANS:
+    for spans in kinds:
         for margin in MARGINS:
             for bonus in LENGTH_BONUSES:
                 rule = LeadRule(margin, bonus, spans, target)
