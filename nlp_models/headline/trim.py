@@ -106,17 +106,25 @@ def _last_cut(words: list[str]) -> int | None:
 
 
 def trimmed_lead(article: str, target: int = TARGET_WORDS) -> str:
-    """The article's lead trimmed to at most about `target` words ("" for no lead). Where
-    dropping an appositive leaves two names side by side that the article never writes so
-    ("Rabobank National Association, a Roseville, California subsidiary" -> "Association
-    California subsidiary": faithful.py's runs), the appositives stay."""
+    """The article's lead trimmed to at most about `target` words ("" for no lead)."""
     lead = first_sentence(article.strip())
-    if not lead:
-        return ""
-    trimmed = shorten(compress(lead), target)
-    if broken_runs(trimmed, article_names(article)):
-        return shorten(compress(lead, appositives=False), target)
-    return trimmed
+    return _trimmed(lead, article, target) if lead else ""
+
+
+def _trimmed(sentence: str, article: str, target: int, phrase: str = "") -> str:
+    """`sentence` compressed and shortened to about `target` words, `phrase` kept (else the
+    longest form that keeps it). Where dropping an appositive leaves two names side by side
+    that the article never writes so ("Rabobank National Association, a Roseville,
+    California subsidiary" -> "Association California subsidiary": faithful.py's runs), the
+    appositives stay."""
+    for appositives in (True, False):
+        compressed = compress(sentence, appositives)
+        short = shorten(compressed, target)
+        text = (short if phrase in short else compressed if phrase in compressed
+                else sentence)
+        if not broken_runs(text, article_names(article)):
+            break
+    return text
 
 
 ZH_MAX_CHARS = 30  # a Chinese fallback headline: the lead's clauses up to this many characters
@@ -147,10 +155,7 @@ def sentence_with_phrase(article: str, phrase: str, target: int = TARGET_WORDS) 
     words while the phrase stays in it (None: no sentence holds it)."""
     for sentence in sentences(article, "en"):
         if phrase in sentence:
-            compressed = compress(sentence)
-            short = shorten(compressed, target)
-            return short if phrase in short else (compressed if phrase in compressed
-                                                  else sentence)
+            return _trimmed(sentence, article, target, phrase)
     return None
 
 
