@@ -37,6 +37,7 @@ import unicodedata
 from dataclasses import dataclass
 from itertools import pairwise
 
+from nlp_models.headline.lead import ABBREVIATION
 from nlp_models.headline.titles import headline_titles
 
 _EN_TOKEN = re.compile(r"(?:[A-Za-z]\.){2,}|[A-Za-z0-9]+(?:[,.'\u2019&-][A-Za-z0-9]+)*")
@@ -149,14 +150,12 @@ class ArticleNames:
 
 def _starts_sentence(article: str, start: int) -> bool:
     """Does the token at ``start`` open a sentence or paragraph? After ".", only when the
-    word before is no abbreviation or initial ("Sen.", "J.", "U.S.")."""
+    word before is no title, abbreviation or initial ("Sens.", "Inc.", "J.", "U.S.": the
+    lead's sentence rule, lead.ABBREVIATION)."""
     before = article[max(0, start - 24):start].rstrip(" \t")
     if not before or before[-1] in "\n!?:\"\u201c([":
         return True
-    if before[-1] != ".":
-        return False
-    word = before.split()[-1]
-    return not (_ABBREVIATION.fullmatch(word) or (word[0].isupper() and len(word) <= 4))
+    return before[-1] == "." and ABBREVIATION.search(before) is None
 
 
 def article_names(article: str) -> ArticleNames:

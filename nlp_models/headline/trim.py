@@ -75,9 +75,21 @@ def compress(sentence: str, appositives: bool = True) -> str:
         text = _APPOSITIVE.sub("", text)
     text = _TIME.sub("", text)
     text = _AUXILIARY.sub("", text)
-    text = _DETERMINER.sub("", text)
-    text = _tidy(text)
+    text = _tidy(_without_determiners(text))
     return text[:1].upper() + text[1:]
+
+
+def _without_determiners(text: str) -> str:
+    """Every a/an/the dropped but one between two capitalised words, which would join two
+    names ("President Bush the Children's Health Insurance Program" -> "Bush Children's")."""
+
+    def drop(m: re.Match) -> str:
+        before = text[:m.start()].split()
+        between_names = (bool(before) and before[-1][:1].isupper() and before[-1][-1].isalnum()
+                         and text[m.end():m.end() + 1].isupper())
+        return m.group() if between_names else ""
+
+    return _DETERMINER.sub(drop, text)
 
 
 def shorten(text: str, target: int = TARGET_WORDS) -> str:

@@ -85,6 +85,9 @@ def test_in_title_case_a_run_counts_the_words_the_article_capitalises():
     assert unsupported_names("Olympia Snowe, Susan Collins Urge Renewal", SNOWE, "en") == []
     assert unsupported_names("Sen. Snowe Urges Collins Finance Committee", SNOWE,
                              "en") == ["collins finance"]
+    # after a title's dot the sentence goes on: "Olympia" is a name there
+    titled = "Sens. Olympia J. Snowe and Susan Collins announced a loan to Peavey Company."
+    assert unsupported_names("U.S. Olympia J. Snowe and Peavey", titled, "en") == ["us olympia"]
     # the sentence's first word is no proper noun: "Today" may stand beside a name
     later = SNOWE + " Today Snowe also spoke."
     assert unsupported_names("Snowe: Today Snowe Urges Renewal", later, "en") == []
@@ -156,3 +159,24 @@ def test_the_trimmed_lead_keeps_an_appositive_whose_loss_would_join_two_names():
             "with the University of Pittsburgh Medical Center, agreed to pay $2.5 million.")
     # dropping ", a hospital based in Erie," would write "UPMC Hamot Pennsylvania"
     assert trimmed_lead(lead, 12) == "UPMC Hamot, hospital based in Erie"
+
+
+def test_a_determiner_between_two_names_stays():
+    from nlp_models.headline.trim import compress
+
+    # "President Bush Children's Health Insurance Program" would name nobody
+    assert compress("Reid sent President Bush the Children's Health Insurance Program.") == (
+        "Reid sent President Bush the Children's Health Insurance Program")
+    assert compress("The U.S. Attorney for the Middle District said so.") == (
+        "U.S. Attorney for Middle District said so")
+
+
+def test_the_sentence_holding_the_phrase_keeps_an_appositive_whose_loss_would_join_names():
+    from nlp_models.headline.trim import sentence_with_phrase
+
+    article = ("The department reached an agreement with Union Parish Detention Center "
+               "(UPDC), a correctional facility located in Farmerville, Louisiana.")
+    # dropping the appositive would write "Union Parish Detention Center Louisiana"
+    assert sentence_with_phrase(article, "Detention Center", 12) == (
+        "Department reached agreement with Union Parish Detention Center")
+    assert sentence_with_phrase(article, "Boston", 12) is None

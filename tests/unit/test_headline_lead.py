@@ -138,5 +138,5 @@ def test_the_lead_command_records_how_its_file_was_made(generator, tmp_path):
     zh = tmp_path / "zh.pt"
     state = torch.load(generator, weights_only=False)
     torch.save({**state, "lang": "zh"}, zh)
-    with pytest.raises(SystemExit, match="English full headlines"):
+    with pytest.raises(SystemExit, match="serves English full and Seq2BF headlines"):
         set_lead(str(zh), 0.75, 1.0, str(tmp_path / "x.pt"))
