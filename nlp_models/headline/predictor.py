@@ -19,7 +19,8 @@ per token of the span), followed by the generated ones; an article with no candi
 gets generated headlines only. An English generator checkpoint may carry a lead rule
 (lead.py, `python -m training lead`): a clause of the article's first sentence (or the lead
 trimmed to a headline, trim.py) then takes first place when the generator judges it nearly
-as likely a headline as its own.
+as likely a headline as its own; an English Seq2BF checkpoint adapted to a newsroom likewise
+the first sentence holding the phrase, judged by the Seq2BF model around the phrase.
 
 Every kind, last: a candidate that states a number (with its unit) or a name the article
 lacks is not returned (faithful.py); when no candidate is left, the article's own lead made
