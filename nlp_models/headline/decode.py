@@ -264,13 +264,14 @@ class Seq2BFSearch(_Search):
                  strategy: str, min_tokens: int, src_ext: torch.Tensor | None = None,
                  n_ext: int = 0, rule: RepeatRule | None = None,
                  words: WholeWords | None = None,
-                 articles: Sequence[ArticleWords] | None = None):
+                 articles: Sequence[ArticleWords] | None = None,
+                 encoded: tuple[torch.Tensor, torch.Tensor] | None = None):
         self.model, self.beam, self.strategy, self.n_ext = model, beam, strategy, n_ext
         self.words = words
         if words is not None and articles is not None:  # one entry per hypothesis row
             self.row_words = np.empty(len(articles) * beam, dtype=object)
             self.row_words[:] = [a for a in articles for _ in range(beam)]
-        memory, valid = model.encode(src)
+        memory, valid = encoded if encoded is not None else model.encode(src)
         if model.pointer is not None:
             self.memory = expand(memory, beam)
             self.keys = expand(model.pointer.key(memory), beam)
@@ -397,15 +398,17 @@ def generate_constrained(model: Seq2BF, src: torch.Tensor, phrases: list[list[in
                          src_ext: torch.Tensor | None = None, n_ext: int = 0,
                          rule: RepeatRule | None = None, words: WholeWords | None = None,
                          articles: Sequence[ArticleWords] | None = None,
+                         encoded: tuple[torch.Tensor, torch.Tensor] | None = None,
                          ) -> list[list[Hypothesis]]:
     """Seq2BF beam search in the given generation order (the paper's beam is 3). src_ext
     and n_ext: the articles' extended ids, for a copying model (tokens may then be
-    extended ids)."""
+    extended ids). ``encoded``: `model.encode(src)` when the caller has it already (the
+    constrained lead rule's judge reads the same articles)."""
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy {strategy!r} not in {STRATEGIES}")
     model.eval()
     search = Seq2BFSearch(model, src, phrases, beam, strategy, min_tokens, src_ext, n_ext, rule,
-                          words, articles)
+                          words, articles, encoded)
     return beam_search(search, src.shape[0], beam, n_best, model.cfg.max_target, alpha)
 
 

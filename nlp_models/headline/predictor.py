@@ -357,16 +357,20 @@ class HeadlinePredictor:
                 raise ValueError(f"strategy {order!r} not in {STRATEGIES}")
             chunk = [sources[i] for i in group]
             arts = self._article_words([f"{phrases[i]} {articles[i]}" for i in group], chunk)
-            hyps = generate_constrained(self.model, _pad([s.ids for s in chunk]),
-                                        [phrase_ids[i] for i in group], beam, n_best, order,
-                                        self.alpha, self.min_tokens,
+            src = _pad([s.ids for s in chunk])
+            with torch.no_grad():  # read once: the lead rule's judge reads the same articles
+                encoded = self.model.encode(src) if self.lead is not None else None
+            hyps = generate_constrained(self.model, src, [phrase_ids[i] for i in group], beam,
+                                        n_best, order, self.alpha, self.min_tokens,
                                         _pad([s.ext_ids for s in chunk]),
                                         max(len(s.oovs) for s in chunk), self.rule,
-                                        self.words, arts)
-            for i, s, h in zip(group, chunk, hyps, strict=True):
+                                        self.words, arts, encoded)
+            for k, (i, s, h) in enumerate(zip(group, chunk, hyps, strict=True)):
                 candidates = [(self._around(phrases[i], x.tokens, order, s.oovs), x.score)
                               for x in h]
-                first = self._phrase_lead(articles[i], phrases[i], s, order, candidates)
+                first = (self._phrase_lead(articles[i], phrases[i], s, order, candidates,
+                                           (encoded[0][k : k + 1], encoded[1][k : k + 1]))
+                         if encoded is not None else None)
                 if first is not None:
                     candidates = [first] + [c for c in candidates if c[0] != first[0]]
                 out[i] = Headlines.of(self._faithful_with(
@@ -374,14 +378,15 @@ class HeadlinePredictor:
         return out
 
     def _phrase_lead(self, article: str, phrase: str, source: Source, order: str,
-                     generated: list[tuple[str, float]]) -> tuple[str, float] | None:
+                     generated: list[tuple[str, float]],
+                     encoded: tuple[torch.Tensor, torch.Tensor]) -> tuple[str, float] | None:
         """The first sentence holding the phrase, trimmed, with its judge score, when the
         lead rule puts it before the generated headline (lead.py); None otherwise."""
         spans = (self.lead.candidates(article, phrase)
                  if self.lead is not None and generated else [])
         if not spans:
             return None
-        judged = self._judge_phrase(source, phrase, [generated[0][0], *spans], order)
+        judged = self._judge_phrase(source, phrase, [generated[0][0], *spans], order, encoded)
         best = self.lead.choose(judged[0], spans, judged[1:])
         return None if best is None else (spans[best], judged[1 + best])
 
@@ -393,8 +398,9 @@ class HeadlinePredictor:
         return self._judge_phrase(sources[0], phrase, texts, self.default_strategy)
 
     @torch.no_grad()
-    def _judge_phrase(self, source: Source, phrase: str, texts: list[str],
-                      order: str) -> list[float]:
+    def _judge_phrase(self, source: Source, phrase: str, texts: list[str], order: str,
+                      encoded: tuple[torch.Tensor, torch.Tensor] | None = None) -> list[float]:
+        """``encoded``: the article's `model.encode` (memory, valid), when read already."""
         self.model.eval()
         phrase = phrase.strip()  # as _around writes it
         phrase_ids = self.vocab.encode(phrase)
@@ -406,9 +412,11 @@ class HeadlinePredictor:
             right = self.vocab.encode_target(after, source.oovs)[:JUDGED_TOKENS]
             laid.append(layout(left, phrase_ids, right, order))
         n = len(laid)
-        memory, valid = self.model.encode(_pad([source.ids]))
+        memory, valid = encoded if encoded is not None else self.model.encode(_pad([source.ids]))
+        width = max(valid.shape[1], len(source.ext_ids))  # a group's memory may be wider
+        ext = _pad([source.ext_ids + [PAD] * (width - len(source.ext_ids))])
         return self.model.mean_log_probs(
-            memory.expand(n, -1, -1), valid.expand(n, -1), _pad([source.ext_ids]).expand(n, -1),
+            memory.expand(n, -1, -1), valid.expand(n, -1), ext.expand(n, -1),
             len(source.oovs), _pad([x.tokens for x in laid]), _pad([x.positions for x in laid]),
             _pad([x.steps for x in laid], NOT_YET), _pad([x.back_targets for x in laid]),
             _pad([x.fwd_targets for x in laid])).tolist()
