@@ -159,6 +159,7 @@ def _starts_sentence(article: str, start: int) -> bool:
 
 
 def article_names(article: str) -> ArticleNames:
+    """The article's `ArticleNames` (as written: callers add the titled reading)."""
     found = list(_EN_TOKEN.finditer(article))
     keys = [_name_key(m.group()) for m in found]
     pairs = set(pairwise(keys))

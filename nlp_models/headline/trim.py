@@ -11,8 +11,9 @@ dateline or byline:
    commas that start with an age, a determiner or who/which ("Paul Carter, 47, of ..."), time
    expressions ("today", "on Friday, Feb. 2,", "this morning", "last week"; "Today, " and
    "On Nov. 15, 2017, " where they open the sentence);
-2. drop determiners (a, an, the) and the auxiliaries of a passive or perfect verb ("was
-   sentenced" -> "sentenced", "has announced" -> "announced");
+2. drop determiners (a, an, the; not one between two capitalised words: "President Bush the
+   Children's Health Insurance Program") and the auxiliaries of a passive or perfect verb
+   ("was sentenced" -> "sentenced", "has announced" -> "announced");
 3. while the result is longer than `target` words or says a word twice (what the
    `degenerate` measure flags), cut its last clause: at the last comma, semicolon or dash,
    else before the last subordinating word (that, which, who, because, after, when, while,
