@@ -4,6 +4,7 @@
 from nlp_models.headline.faithful import (
     article_names,
     unsupported,
+    unsupported_claims,
     unsupported_names,
     unsupported_numbers,
 )
@@ -185,3 +186,20 @@ def test_the_sentence_holding_the_phrase_keeps_an_appositive_whose_loss_would_jo
     assert sentence_with_phrase(article, "Detention Center", 12) == (
         "Department reached agreement with Union Parish Detention Center")
     assert sentence_with_phrase(article, "Boston", 12) is None
+
+
+MEMO = ("Attorney General Jeff Sessions released a memo to the Executive Office for Immigration "
+        "Review on the adjudication of immigration cases.")
+PLEA = "A Milwaukee man pleaded guilty today and was sentenced to 21 years in prison."
+
+
+def test_a_legal_outcome_the_article_never_mentions_is_unsupported():
+    # the adapted DOJ template over a memo: a plea nobody made
+    assert unsupported_claims("Attorney General Pleads Guilty to Prison for Fraud", MEMO,
+                              "en") == ["plea", "guilty"]
+    assert unsupported("Attorney General Issues Memo on Immigration Cases", MEMO, "en") == []
+    # any form of the word supports any other; the subject is not checked
+    assert unsupported_claims("Milwaukee Man Pleads Guilty, Sentenced to 21 Years", PLEA,
+                              "en") == []
+    assert unsupported_claims("Milwaukee Man Indicted", PLEA, "en") == ["indictment"]
+    assert unsupported_claims("Milwaukee man pleads guilty", MEMO, "zh") == []

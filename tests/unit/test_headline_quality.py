@@ -56,7 +56,8 @@ def test_degenerate_rate_counts_headlines():
 def test_unsupported_rates_count_headlines_by_what_they_lack():
     heads = ["Wage rise for Paris", "Wage rise for London", "Wage rises 40%"]
     assert unsupported_rates(heads, [BRITISH] * 3, "en") == {
-        "unsupported": 0.6667, "unsupported_number": 0.3333, "unsupported_name": 0.3333}
+        "unsupported": 0.6667, "unsupported_number": 0.3333, "unsupported_name": 0.3333,
+        "unsupported_claim": 0.0}
 
 
 ZH_ARTICLE = "国务院总理李克强12日在北京主持召开国务院常务会议，部署稳就业工作。"

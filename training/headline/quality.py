@@ -19,9 +19,10 @@ Both are shares of headlines (0..1, 4 places); deterministic; no model, only rul
   decoding rule against repeats uses — or one character three times in a row ("辞辞辞");
 * fewer than 3 words (English) / 4 characters (Chinese, the data's minimum headline).
 
-**unsupported** — the headline states a number (with its unit) or a name the article lacks:
-the rules of `nlp_models/headline/faithful.py`, which serving applies too. Reported as
-`unsupported` (either), `unsupported_number` and `unsupported_name`.
+**unsupported** — the headline states a number (with its unit), a name or (English) a legal
+outcome the article lacks: the rules of `nlp_models/headline/faithful.py`, which serving
+applies too. Reported as `unsupported` (any), `unsupported_number`, `unsupported_name` and
+`unsupported_claim`.
 """
 
 from __future__ import annotations
@@ -37,7 +38,12 @@ from pathlib import Path
 import torch
 from rouge_score.tokenizers import DefaultTokenizer
 
-from nlp_models.headline.faithful import fold, unsupported_names, unsupported_numbers
+from nlp_models.headline.faithful import (
+    fold,
+    unsupported_claims,
+    unsupported_names,
+    unsupported_numbers,
+)
 from nlp_models.headline.wholewords import glued, shaped, token_core
 
 _TOK = DefaultTokenizer(use_stemmer=False)
@@ -116,14 +122,16 @@ def degenerate_rate(headlines: Sequence[str], articles: Sequence[str], vocab: fr
 
 def unsupported_rates(headlines: Sequence[str], articles: Sequence[str],
                       lang: str) -> dict[str, float]:
-    """Shares of headlines with an unsupported number or name, a number, a name."""
+    """Shares of headlines with an unsupported number, name or claim (any), and of each."""
     n = max(len(headlines), 1)
-    numbers = [bool(unsupported_numbers(h, a)) for h, a in zip(headlines, articles, strict=True)]
-    names = [bool(unsupported_names(h, a, lang))
-             for h, a in zip(headlines, articles, strict=True)]
-    return {"unsupported": round(sum(map(any, zip(numbers, names, strict=True))) / n, 4),
+    pairs = list(zip(headlines, articles, strict=True))
+    numbers = [bool(unsupported_numbers(h, a)) for h, a in pairs]
+    names = [bool(unsupported_names(h, a, lang)) for h, a in pairs]
+    claims = [bool(unsupported_claims(h, a, lang)) for h, a in pairs]
+    return {"unsupported": round(sum(map(any, zip(numbers, names, claims, strict=True))) / n, 4),
             "unsupported_number": round(sum(numbers) / n, 4),
-            "unsupported_name": round(sum(names) / n, 4)}
+            "unsupported_name": round(sum(names) / n, 4),
+            "unsupported_claim": round(sum(claims) / n, 4)}
 
 
 def add_word_list(checkpoint: str | Path, out: str | Path,
