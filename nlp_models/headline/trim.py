@@ -93,6 +93,17 @@ def _without_determiners(text: str) -> str:
     return _DETERMINER.sub(drop, text)
 
 
+def _from_clause_with(text: str, phrase: str) -> str:
+    """`text` from the start of the clause that holds `phrase` (after the last clause mark
+    before it), its first letter capitalised; `text` itself when the phrase is not in it."""
+    at = text.find(phrase)
+    if at < 0:
+        return text
+    starts = [m.end() for m in _CLAUSE_MARK.finditer(text, 0, at)]
+    rest = text[starts[-1]:] if starts else text
+    return rest[:1].upper() + rest[1:]
+
+
 def shorten(text: str, target: int = TARGET_WORDS) -> str:
     """Step 3: cut trailing clauses until at most `target` words and no word of 3+ letters
     said twice ("sentenced to six months imprisonment and six months home confinement"), or
@@ -125,18 +136,20 @@ def trimmed_lead(article: str, target: int = TARGET_WORDS) -> str:
 
 
 def _trimmed(sentence: str, article: str, target: int, phrase: str = "") -> str:
-    """`sentence` compressed and shortened to about `target` words, `phrase` kept (else the
-    longest form that keeps it). Where dropping an appositive leaves two names side by side
-    that the article never writes so ("Rabobank National Association, a Roseville,
-    California subsidiary" -> "Association California subsidiary": faithful.py's runs), the
-    appositives stay."""
+    """`sentence` compressed and shortened to about `target` words, `phrase` kept (from the
+    clause that holds it, else the longest form that keeps it). Where dropping an appositive
+    loses the phrase or leaves two names side by side that the article never writes so
+    ("Rabobank National Association, a Roseville, California subsidiary" -> "Association
+    California subsidiary": faithful.py's runs), the appositives stay."""
     for appositives in (True, False):
         compressed = compress(sentence, appositives)
         short = shorten(compressed, target)
+        if phrase not in short:  # the phrase is in a later clause: start the trim there
+            short = shorten(_from_clause_with(compressed, phrase), target)
         text = (short if phrase in short else compressed if phrase in compressed
                 else sentence)
-        if not broken_runs(text, article_names(article)):
-            break
+        if phrase in compressed and not broken_runs(text, article_names(article)):
+            break  # else the appositives stay: the phrase or two names' gap was in one
     return text
 
 

@@ -203,3 +203,13 @@ def test_a_legal_outcome_the_article_never_mentions_is_unsupported():
                               "en") == []
     assert unsupported_claims("Milwaukee Man Indicted", PLEA, "en") == ["indictment"]
     assert unsupported_claims("Milwaukee man pleads guilty", MEMO, "zh") == []
+
+
+def test_the_sentence_holding_the_phrase_is_trimmed_from_the_clause_that_holds_it():
+    from nlp_models.headline.trim import sentence_with_phrase
+
+    article = ("Today, as part of a continued effort to restore the rule of law, Attorney General "
+               "Jeff Sessions released a memo to the Executive Office for Immigration Review on "
+               "the timely adjudication of cases.")
+    assert sentence_with_phrase(article, "Attorney General", 10) == (
+        "Attorney General Jeff Sessions released memo to Executive Office")
