@@ -60,6 +60,7 @@ _AUXILIARY = re.compile(
     r"\b(?:is|are|was|were|has|have|had)(?:\s+been)?\s+(?=\w+(?:ed|en|wn|ung|ught|id)\b)",
     re.IGNORECASE)
 _CLAUSE_MARK = re.compile(r"\s*(?:[,;:]|\s--|\s[—–])\s*")
+_CLAUSE_START = re.compile(r"[,;:]\s+|\s(?:--|[—–])\s*")  # not the comma of "$11,692,149"
 _SUBORDINATE = frozenset("that which who because after when while as for in on at with by "
                          "from to".split())
 
@@ -99,7 +100,7 @@ def _from_clause_with(text: str, phrase: str) -> str:
     at = text.find(phrase)
     if at < 0:
         return text
-    starts = [m.end() for m in _CLAUSE_MARK.finditer(text, 0, at)]
+    starts = [m.end() for m in _CLAUSE_START.finditer(text, 0, at)]
     rest = text[starts[-1]:] if starts else text
     return rest[:1].upper() + rest[1:]
 

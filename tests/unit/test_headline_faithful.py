@@ -213,3 +213,7 @@ def test_the_sentence_holding_the_phrase_is_trimmed_from_the_clause_that_holds_i
                "the timely adjudication of cases.")
     assert sentence_with_phrase(article, "Attorney General", 10) == (
         "Attorney General Jeff Sessions released memo to Executive Office")
+    # a number's thousands comma starts no clause
+    article = ("The bank agreed to pay the United States $11,692,149 to resolve allegations that "
+               "it violated the False Claims Act by falsely certifying compliance.")
+    assert "$11,692,149" in sentence_with_phrase(article, "False Claims Act", 10)
