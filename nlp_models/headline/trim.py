@@ -142,6 +142,7 @@ def _trimmed(sentence: str, article: str, target: int, phrase: str = "") -> str:
     loses the phrase or leaves two names side by side that the article never writes so
     ("Rabobank National Association, a Roseville, California subsidiary" -> "Association
     California subsidiary": faithful.py's runs), the appositives stay."""
+    names = article_names(article)  # read once: both attempts check against it
     for appositives in (True, False):
         compressed = compress(sentence, appositives)
         short = shorten(compressed, target)
@@ -149,7 +150,7 @@ def _trimmed(sentence: str, article: str, target: int, phrase: str = "") -> str:
             short = shorten(_from_clause_with(compressed, phrase), target)
         text = (short if phrase in short else compressed if phrase in compressed
                 else sentence)
-        if phrase in compressed and not broken_runs(text, article_names(article)):
+        if phrase in compressed and not broken_runs(text, names):
             break  # else the appositives stay: the phrase or two names' gap was in one
     return text
 
