@@ -20,7 +20,7 @@ from nlp_models.pos.tokenizer import tokenize
 
 MAX_TOKENS = 128  # tokens tagged per text; the rest is cut and flagged `truncated`
 TOKEN_CACHE_SIZE = 20_000  # token strings whose rows are kept (DCNN: 1,600 floats, ~130 MB)
-MAX_BATCH = 64  # sentences per forward pass, sorted by length (32, 48, 96: slower, measured)
+MAX_BATCH = 32  # sentences per forward pass, sorted by length (docs/benchmarks.md: padding)
 # A hashtag (`#` and a word starting with a letter; `#6` is a number) is HT in the PTB
 # tagset whatever its role: Ritter et al. tag 126 of 126 such tokens HT, while the tagger
 # gave 11 of 43 in RIT-Dev/Test UH, USR, URL or a word tag. ARK instead tags hashtags that
