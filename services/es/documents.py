@@ -65,24 +65,26 @@ def _model(ref: pb.ModelRef) -> dict[str, str] | None:
     return {"name": ref.name, "version": ref.version} if ref.name else None
 
 
-def agreement(tagged: pb.TaggedPost) -> dict[str, int] | None:
+def agreement(tagged: pb.TaggedPost, author: list[str] | None = None
+              ) -> dict[str, int] | None:
     """Did the suggestions find the author's own hashtags? ``hit1`` 1: the first one is
     one of them; ``hit5`` 1: one of the first five is (0 or 1, so an average is a rate in
     Kibana). None when the author wrote none or no suggestion was attempted: every post
     that carries hashtags is a free test item, because suggestions are made as if the
     author had written none."""
-    author = {h.lower() for h in author_hashtags(tagged.post)}
-    if not author or tagged.hashtag_status != "ok":
+    own = {h.lower() for h in (author_hashtags(tagged.post) if author is None else author)}
+    if not own or tagged.hashtag_status != "ok":
         return None
     shown = [h.text.lstrip("#").lower() for h in tagged.hashtags]
-    return {"hit1": int(bool(shown) and shown[0] in author),
-            "hit5": int(any(tag in author for tag in shown[:5]))}
+    return {"hit1": int(bool(shown) and shown[0] in own),
+            "hit5": int(any(tag in own for tag in shown[:5]))}
 
 
 def post_document(tagged: pb.TaggedPost) -> dict[str, Any]:
     """The ``_source`` for one post (``_id`` is ``post.id``)."""
     post = tagged.post
     tokens, terms, ptb_tags, ark_tags = _token_fields(tagged.tokens)
+    author = author_hashtags(post)
     doc: dict[str, Any] = {
         "id": post.id,
         "platform": pb.Platform.Name(post.platform).lower(),
@@ -91,7 +93,7 @@ def post_document(tagged: pb.TaggedPost) -> dict[str, Any]:
         "author": post.author or None,
         "created_at": timestamp_iso(post.created_at) if post.HasField("created_at") else None,
         "attributes": dict(post.attributes),
-        "user_hashtags": author_hashtags(post),
+        "user_hashtags": author,
         "tokens": tokens,
         "token_count": len(tokens),
         "pos_terms": terms,
@@ -103,7 +105,7 @@ def post_document(tagged: pb.TaggedPost) -> dict[str, Any]:
         "hashtag_model": _model(tagged.hashtag_model),
         "hashtag_status": tagged.hashtag_status or None,
         "hashtag_lang": memory_language(post),
-        "hashtag_agreement": agreement(tagged),
+        "hashtag_agreement": agreement(tagged, author),
         "processed_at": (
             timestamp_iso(tagged.processed_at) if tagged.HasField("processed_at") else None
         ),
