@@ -1,8 +1,10 @@
-"""Retry policy, Triton output parsing, bulk classification, delivery helpers (no servers)."""
+"""Retry policy, Triton output parsing, bulk bodies and classification, delivery helpers (no
+servers)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,7 +16,7 @@ from tritonclient.utils import InferenceServerException
 from services import errors
 from services.config import PipelineConfig, RetryPolicy, Topics
 from services.dlq import Origin
-from services.es.bulk import BulkItem, classify
+from services.es.bulk import BulkItem, bulk_body, classify
 from services.pb import messages_pb2 as pb
 from services.retry import RetryGaveUp, retry_async
 from services.stream.delivery import InOrder, guarded
@@ -93,6 +95,16 @@ def test_bulk_classification() -> None:
     assert [i.doc_id for i in retry] == ["1"]
     assert [(f.item.doc_id, f.status) for f in failed] == [("2", 400)]
     assert "mapper_parsing_exception" in failed[0].error
+
+
+def test_bulk_body_is_an_index_action_then_the_source_per_line() -> None:
+    items = [BulkItem("posts-2026.11", "a", {"text": "Zürich #1", "n": 2}),
+             BulkItem("posts-undated", "b", {"tokens": []})]
+    lines = bulk_body(items).decode("utf-8").split("\n")
+    assert lines[-1] == ""  # NDJSON: every line ends with a newline
+    assert [json.loads(line) for line in lines[:-1]] == [
+        {"index": {"_index": "posts-2026.11", "_id": "a"}}, {"text": "Zürich #1", "n": 2},
+        {"index": {"_index": "posts-undated", "_id": "b"}}, {"tokens": []}]
 
 
 def test_split_valid_sorts_good_from_bad() -> None:
