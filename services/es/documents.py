@@ -71,7 +71,8 @@ def agreement(tagged: pb.TaggedPost, author: list[str] | None = None
     one of them; ``hit5`` 1: one of the first five is (0 or 1, so an average is a rate in
     Kibana). None when the author wrote none or no suggestion was attempted: every post
     that carries hashtags is a free test item, because suggestions are made as if the
-    author had written none."""
+    author had written none. ``author``: ``author_hashtags(tagged.post)`` if the caller
+    has it already."""
     own = {h.lower() for h in (author_hashtags(tagged.post) if author is None else author)}
     if not own or tagged.hashtag_status != "ok":
         return None
