@@ -17,7 +17,10 @@ dateline or byline:
 3. while the result is longer than `target` words or says a word twice (what the
    `degenerate` measure flags), cut its last clause: at the last comma, semicolon or dash,
    else before the last subordinating word (that, which, who, because, after, when, while,
-   as, for, in, on, at, with, by, from, to) beyond the first `MIN_WORDS` words.
+   as, for, in, on, at, with, by, from, to) beyond the first `MIN_WORDS` words, and never
+   before the first word that reads as the main verb and the word after it: "Mohamed
+   Rafik Naji of Brooklyn, New York, pleaded guilty to ..." is not cut at "York," (a
+   headline without its verb: "Mohamed Rafik Naji of Brooklyn, New York").
 
 Everything left is the article's own words in its own order, so a trimmed lead states no
 number or name the article lacks; where dropping an appositive joins two names the article
@@ -63,6 +66,11 @@ _CLAUSE_MARK = re.compile(r"\s*(?:[,;:]|\s--|\s[—–])\s*")
 _CLAUSE_START = re.compile(r"[,;:]\s+|\s(?:--|[—–])\s*")  # not the comma of "$11,692,149"
 _SUBORDINATE = frozenset("that which who because after when while as for in on at with by "
                          "from to".split())
+# Finite verbs a lead uses that do not end in -ed ("Sales rose", "Smith won", "X is ...").
+_FINITE = frozenset("is are was were has have had said won lost made took gave paid sent "
+                    "sought brought struck ran began told found held led left met set spent "
+                    "went came became chose drew grew hit cut put kept sold bought built wrote "
+                    "got saw shot stole fled fought spoke broke rose fell pled".split())
 
 
 def _tidy(text: str) -> str:
@@ -120,12 +128,26 @@ def shorten(text: str, target: int = TARGET_WORDS) -> str:
 
 def _last_cut(words: list[str]) -> int | None:
     """Where the last clause starts: after the last word ending in a clause mark, else at
-    the last subordinating word; never inside the first MIN_WORDS words."""
-    for i in range(len(words) - 1, MIN_WORDS - 1, -1):
+    the last subordinating word; never inside the first MIN_WORDS words, nor before the
+    main verb and the word after it."""
+    verb = _main_verb(words)
+    floor = MIN_WORDS if verb is None else max(MIN_WORDS, verb + 2)
+    for i in range(len(words) - 1, floor - 1, -1):
         if words[i - 1][-1:] in ",;:" or words[i] in ("--", "—", "–"):
             return i
-    for i in range(len(words) - 1, MIN_WORDS - 1, -1):
+    for i in range(len(words) - 1, floor - 1, -1):
         if words[i].lower() in _SUBORDINATE:
+            return i
+    return None
+
+
+def _main_verb(words: list[str]) -> int | None:
+    """The first word after the first that reads as a finite verb: lower case, and past
+    tense by its -ed or one of _FINITE. A rule, not a parser: a participle inside the
+    subject ("a hospital based in Erie") is taken for the verb, which only keeps more."""
+    for i, word in enumerate(words[1:], 1):
+        bare = word.strip(",;:.\"'")
+        if bare[:1].islower() and ((len(bare) > 3 and bare.endswith("ed")) or bare in _FINITE):
             return i
     return None
 

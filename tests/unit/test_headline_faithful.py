@@ -158,6 +158,19 @@ def test_the_trimmed_lead_drops_datelines_asides_time_and_auxiliaries():
         "Justice Department announced settlement")
 
 
+def test_the_trimmed_lead_keeps_its_main_verb():
+    from nlp_models.headline.trim import trimmed_lead
+
+    # cutting at the last comma would leave the subject alone: "... of Brooklyn, New York"
+    assert trimmed_lead("Mohamed Rafik Naji, 38, of Brooklyn, New York, pleaded guilty today "
+                        "to attempting to provide material support to ISIS in Yemen.", 12) == (
+        "Mohamed Rafik Naji of Brooklyn, New York, pleaded guilty to attempting")
+    assert trimmed_lead("A federal grand jury sitting in Flint, Michigan, returned an "
+                        "indictment today charging the owner of a company.", 8) == (
+        "Federal grand jury sitting in Flint, Michigan, returned indictment charging owner "
+        "of company")
+
+
 def test_the_trimmed_lead_keeps_an_appositive_whose_loss_would_join_two_names():
     from nlp_models.headline.trim import trimmed_lead
 
