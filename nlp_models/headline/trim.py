@@ -17,10 +17,10 @@ dateline or byline:
 3. while the result is longer than `target` words or says a word twice (what the
    `degenerate` measure flags), cut its last clause: at the last comma, semicolon or dash,
    else before the last subordinating word (that, which, who, because, after, when, while,
-   as, for, in, on, at, with, by, from, to) beyond the first `MIN_WORDS` words, and never
-   before the first word that reads as the main verb and the word after it: "Mohamed
-   Rafik Naji of Brooklyn, New York, pleaded guilty to ..." is not cut at "York," (a
-   headline without its verb: "Mohamed Rafik Naji of Brooklyn, New York").
+   as, for, in, on, at, with, by, from, to) beyond the first `MIN_WORDS` words, and, when
+   the first word that reads as the main verb is within `target`, never before it:
+   "Mohamed Rafik Naji of Brooklyn, New York, pleaded guilty to ..." is not cut at "York,"
+   (a headline without its verb: "Mohamed Rafik Naji of Brooklyn, New York").
 
 Everything left is the article's own words in its own order, so a trimmed lead states no
 number or name the article lacks; where dropping an appositive joins two names the article
@@ -119,19 +119,19 @@ def shorten(text: str, target: int = TARGET_WORDS) -> str:
     no cut is left."""
     words = text.split()
     while len(words) > target or repeats_a_word(" ".join(words)):
-        cut = _last_cut(words)
+        cut = _last_cut(words, target)
         if cut is None:
             break
         words = words[:cut]
     return _tidy(" ".join(words))
 
 
-def _last_cut(words: list[str]) -> int | None:
+def _last_cut(words: list[str], target: int) -> int | None:
     """Where the last clause starts: after the last word ending in a clause mark, else at
     the last subordinating word; never inside the first MIN_WORDS words, nor before the
-    main verb and the word after it."""
+    main verb when it is within `target` words (a later one would keep a long subject)."""
     verb = _main_verb(words)
-    floor = MIN_WORDS if verb is None else max(MIN_WORDS, verb + 2)
+    floor = MIN_WORDS if verb is None or verb >= target else max(MIN_WORDS, verb + 1)
     for i in range(len(words) - 1, floor - 1, -1):
         if words[i - 1][-1:] in ",;:" or words[i] in ("--", "—", "–"):
             return i
