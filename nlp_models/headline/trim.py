@@ -118,20 +118,20 @@ def shorten(text: str, target: int = TARGET_WORDS) -> str:
     said twice ("sentenced to six months imprisonment and six months home confinement"), or
     no cut is left."""
     words = text.split()
+    verb = _main_verb(words)  # cuts only shorten the end: the first verb stays where it is
+    floor = MIN_WORDS if verb is None or verb >= target else max(MIN_WORDS, verb + 1)
     while len(words) > target or repeats_a_word(" ".join(words)):
-        cut = _last_cut(words, target)
+        cut = _last_cut(words, floor)
         if cut is None:
             break
         words = words[:cut]
     return _tidy(" ".join(words))
 
 
-def _last_cut(words: list[str], target: int) -> int | None:
+def _last_cut(words: list[str], floor: int) -> int | None:
     """Where the last clause starts: after the last word ending in a clause mark, else at
-    the last subordinating word; never inside the first MIN_WORDS words, nor before the
-    main verb when it is within `target` words (a later one would keep a long subject)."""
-    verb = _main_verb(words)
-    floor = MIN_WORDS if verb is None or verb >= target else max(MIN_WORDS, verb + 1)
+    the last subordinating word; never before word `floor` (MIN_WORDS, or past the main
+    verb when it is within the target: a later one would keep a long subject)."""
     for i in range(len(words) - 1, floor - 1, -1):
         if words[i - 1][-1:] in ",;:" or words[i] in ("--", "—", "–"):
             return i
