@@ -7,18 +7,24 @@ becomes "Harvey, Illinois, man sentenced to 63 months in prison for role in stol
 refund scheme". The steps, in Hedge Trimmer's order, each on the first sentence after the
 dateline or byline:
 
-1. drop what is never a headline's: parenthetical asides "(R-Maine)", appositives between
-   commas that start with an age, a determiner or who/which ("Paul Carter, 47, of ..."), time
-   expressions ("today", "on Friday, Feb. 2,", "this morning", "last week"; "Today, " and
-   "On Nov. 15, 2017, " where they open the sentence);
+1. drop what is never a headline's: parenthetical asides "(R-Maine)", a preamble before the
+   subject ("Working to resolve a land conflict affecting rural Nevadans, Sens. Harry Reid and
+   John Ensign introduced ..." -> "Sens. Harry Reid and John Ensign introduced ...": a first
+   clause opening with a preposition, an -ing word or "a/an <noun>", when what follows starts
+   with a capitalised subject and has a verb), appositives between commas that start with an
+   age, a determiner or who/which ("Paul Carter, 47, of ..."), time expressions ("today", "on
+   Friday, Feb. 2,", "this morning", "last week"; "Today, " and "On Nov. 15, 2017, " where
+   they open the sentence);
 2. drop determiners (a, an, the; not one between two capitalised words: "President Bush the
    Children's Health Insurance Program") and the auxiliaries of a passive or perfect verb
-   ("was sentenced" -> "sentenced", "has announced" -> "announced");
+   ("was sentenced" -> "sentenced", "has announced" -> "announced"; not after who, which or
+   that: "veterans who are disabled" keeps its "are");
 3. while the result is longer than `target` words or says a word twice (what the
    `degenerate` measure flags), cut its last clause: at the last comma, semicolon or dash,
    else before the last subordinating word (that, which, who, because, after, when, while,
-   as, for, in, on, at, with, by, from, to) beyond the first `MIN_WORDS` words, and, when
-   the first word that reads as the main verb is within `target`, never before it:
+   as, for, in, on, at, with, by, from, to) beyond the first `MIN_WORDS` words; never at
+   the comma between a place and its state ("Los Angeles, California-area managers");
+   and, when the first word that reads as the main verb is within `target`, never before it:
    "Mohamed Rafik Naji of Brooklyn, New York, pleaded guilty to ..." is not cut at "York,"
    (a headline without its verb: "Mohamed Rafik Naji of Brooklyn, New York").
 
@@ -39,8 +45,17 @@ MIN_WORDS = 5  # a trim never cuts the result below this many words
 TARGET_WORDS = 12
 
 _PARENS = re.compile(r"\s*\([^()]{0,80}\)")
+_STATES = (r"(?:Alabama|Alaska|Arizona|Arkansas|California|Colorado|Connecticut|Delaware"
+           r"|Florida|Georgia|Hawaii|Idaho|Illinois|Indiana|Iowa|Kansas|Kentucky|Louisiana"
+           r"|Maine|Maryland|Massachusetts|Michigan|Minnesota|Mississippi|Missouri|Montana"
+           r"|Nebraska|Nevada|New Hampshire|New Jersey|New Mexico|New York|North Carolina"
+           r"|North Dakota|Ohio|Oklahoma|Oregon|Pennsylvania|Rhode Island|South Carolina"
+           r"|South Dakota|Tennessee|Texas|Utah|Vermont|Virginia|Washington|West Virginia"
+           r"|Wisconsin|Wyoming|D\.C\.|Puerto Rico)\b")
+_STATE_AFTER_COMMA = re.compile(rf"\s*{_STATES}")  # "Mattituck, New York": one place
 _APPOSITIVE = re.compile(
-    r",\s+(?:\d{1,3}|(?:a|an|the|who|which|whose|now|formerly|also)\b[^,;]{0,80}?),(?=\s)",
+    r",\s+(?:\d{1,3}|(?:a|an|the|who|which|whose|now|formerly|also)\b"
+    rf"(?:[^,;]|,(?=\s+{_STATES})){{0,80}}?),(?=\s)(?!\s+{_STATES})",
     re.IGNORECASE)
 _DAYS = r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
 _MONTHS = (r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?")
@@ -48,7 +63,7 @@ _TIME = re.compile(
     rf",?\s+(?:on\s+)?{_DAYS}(?:,?\s+{_MONTHS}\s+\d{{1,2}}(?:,\s*\d{{4}})?)?,?(?=[\s.,;]|$)"
     rf"|,?\s+(?:on\s+)?{_MONTHS}\s+\d{{1,2}}(?:,\s*\d{{4}})?,?(?=[\s.,;]|$)"
     r"|\s+(?:today|yesterday|tonight|this (?:morning|afternoon|evening|week|month|year)"
-    r"|last (?:night|week|month|year)|earlier this (?:week|month|year))\b",
+    r"|last (?:night|week|month|year)|earlier this (?:week|month|year))\b(?!['’]s)",
     re.IGNORECASE)
 # a time expression that opens the sentence: "Today, ...", "On Nov. 15, 2017, ...",
 # "Earlier this week, ..."
@@ -60,12 +75,17 @@ _LEADING_TIME = re.compile(
     re.IGNORECASE)
 _DETERMINER = re.compile(r"\b(?:a|an|the)\s+", re.IGNORECASE)
 _AUXILIARY = re.compile(
+    r"(?<!\bwho )(?<!\bwhich )(?<!\bthat )"  # "veterans who are disabled" keeps its verb
     r"\b(?:is|are|was|were|has|have|had)(?:\s+been)?\s+(?=\w+(?:ed|en|wn|ung|ught|id)\b)",
     re.IGNORECASE)
 _CLAUSE_MARK = re.compile(r"\s*(?:[,;:]|\s--|\s[—–])\s*")
 _CLAUSE_START = re.compile(r"[,;:]\s+|\s(?:--|[—–])\s*")  # not the comma of "$11,692,149"
 _SUBORDINATE = frozenset("that which who because after when while as for in on at with by "
                          "from to".split())
+# words that open a preamble: "In a letter to ..., Sen. Snowe urged"
+_PREAMBLE_OPENERS = frozenset("after amid as at before by despite during following for in on "
+                              "since through to under upon while with without".split())
+_MODALS = frozenset("can could may might must shall should will would".split())
 # Finite verbs a lead uses that do not end in -ed ("Sales rose", "Smith won", "X is ...").
 _FINITE = frozenset("is are was were has have had said won lost made took gave paid sent "
                     "sought brought struck ran began told found held led left met set spent "
@@ -78,15 +98,52 @@ def _tidy(text: str) -> str:
     return text.strip(" ,;:-—–.")
 
 
-def compress(sentence: str, appositives: bool = True) -> str:
-    """Steps 1 and 2: asides, time expressions, determiners and auxiliaries dropped."""
+def compress(sentence: str, appositives: bool = True, keep: str = "") -> str:
+    """Steps 1 and 2: asides, a preamble (unless it holds `keep`), time expressions,
+    determiners and auxiliaries dropped."""
     text = _LEADING_TIME.sub("", _PARENS.sub("", sentence).strip())
+    text = _without_preamble(text, keep)
     if appositives:
         text = _APPOSITIVE.sub("", text)
     text = _TIME.sub("", text)
     text = _AUXILIARY.sub("", text)
     text = _tidy(_without_determiners(text))
     return text[:1].upper() + text[1:]
+
+
+def _without_preamble(text: str, keep: str = "") -> str:
+    """`text` from its subject when a preamble of 3+ words opens it: a first clause that
+    starts with a preposition, an -ing word or "a/an <lower-case word>", has no verb of its
+    own (else it is the main clause: "A former contractor pleaded guilty ..., the
+    Department announced") and is followed by a capitalised subject with a verb ("A
+    longtime advocate of ..., Sen. Snowe hailed"); `text` itself otherwise, or when the
+    preamble holds `keep`."""
+    words = text.split(maxsplit=2)
+    if len(words) < 3:
+        return text
+    opener = words[0].lower()
+    if not (opener in _PREAMBLE_OPENERS or (len(opener) > 5 and opener.endswith("ing"))
+            or (opener in ("a", "an") and words[1][:1].islower())):
+        return text
+    comma = next((m for m in re.finditer(r",\s+", text)
+                  if not (text[:m.start()].split()[-1][:1].isupper()
+                          and _STATE_AFTER_COMMA.match(text, m.end() - 1))), None)
+    if comma is None:
+        return text
+    preamble, rest = text[:comma.start()], text[comma.end():]
+    subject = _DETERMINER.sub("", rest, count=1) if _DETERMINER.match(rest) else rest
+    verb = _main_verb(subject.split())
+    if (len(preamble.split()) < 3 or (keep and keep in preamble) or not subject[:1].isupper()
+            or verb is None or verb >= TARGET_WORDS or _has_verb(preamble)):
+        return text
+    return rest
+
+
+def _has_verb(clause: str) -> bool:
+    """Whether a clause reads as having its own verb: a finite one or a modal ("A urine test
+    can help doctors ..., U.S. researchers reported")."""
+    words = clause.split()
+    return _main_verb(words) is not None or any(w.lower() in _MODALS for w in words)
 
 
 def _without_determiners(text: str) -> str:
@@ -133,12 +190,20 @@ def _last_cut(words: list[str], floor: int) -> int | None:
     the last subordinating word; never before word `floor` (MIN_WORDS, or past the main
     verb when it is within the target: a later one would keep a long subject)."""
     for i in range(len(words) - 1, floor - 1, -1):
-        if words[i - 1][-1:] in ",;:" or words[i] in ("--", "—", "–"):
+        if words[i] in ("--", "—", "–") or (words[i - 1][-1:] in ",;:"
+                                            and not _before_state(words, i)):
             return i
     for i in range(len(words) - 1, floor - 1, -1):
         if words[i].lower() in _SUBORDINATE:
             return i
     return None
+
+
+def _before_state(words: list[str], i: int) -> bool:
+    """Whether word `i` starts a state after a capitalised place ("Los Angeles, California-
+    area"): the comma before it joins one place, it ends no clause."""
+    return words[i - 1][:1].isupper() and bool(
+        _STATE_AFTER_COMMA.match(" ".join(words[i:i + 2])))
 
 
 def _main_verb(words: list[str]) -> int | None:
@@ -166,7 +231,7 @@ def _trimmed(sentence: str, article: str, target: int, phrase: str = "") -> str:
     California subsidiary": faithful.py's runs), the appositives stay."""
     names = article_names(article)  # read once: both attempts check against it
     for appositives in (True, False):
-        compressed = compress(sentence, appositives)
+        compressed = compress(sentence, appositives, keep=phrase)
         short = shorten(compressed, target)
         if phrase not in short:  # the phrase is in a later clause: start the trim there
             short = shorten(_from_clause_with(compressed, phrase), target)
