@@ -116,8 +116,11 @@ def _without_preamble(text: str, keep: str = "") -> str:
     starts with a preposition, an -ing word or "a/an <lower-case word>", has no verb of its
     own (else it is the main clause: "A former contractor pleaded guilty ..., the
     Department announced") and is followed by a capitalised subject with a verb ("A
-    longtime advocate of ..., Sen. Snowe hailed"); `text` itself otherwise, or when the
-    preamble holds `keep`."""
+    longtime advocate of ..., Sen. Snowe hailed"). After "a/an ..." the subject is a name,
+    not "a <noun>" (that is an appositive: "A former executive of Embraer S.A., a
+    Brazilian-based manufacturer, pleaded"); a preamble never ends in a place ("A former
+    Hadley, Massachusetts, Police Officer"). `text` itself otherwise, or when the preamble
+    holds `keep`."""
     words = text.split(maxsplit=2)
     if len(words) < 3:
         return text
@@ -131,10 +134,12 @@ def _without_preamble(text: str, keep: str = "") -> str:
     if comma is None:
         return text
     preamble, rest = text[:comma.start()], text[comma.end():]
-    subject = _DETERMINER.sub("", rest, count=1) if _DETERMINER.match(rest) else rest
-    verb = _main_verb(subject.split())
-    if (len(preamble.split()) < 3 or (keep and keep in preamble) or not subject[:1].isupper()
-            or verb is None or verb >= TARGET_WORDS or _has_verb(preamble)):
+    if opener not in ("a", "an") and _DETERMINER.match(rest):  # "With X, the Senate passed"
+        rest = rest[_DETERMINER.match(rest).end():]
+    verb = _main_verb(rest.split())
+    if (len(preamble.split()) < 3 or (keep and keep in preamble) or not rest[:1].isupper()
+            or verb is None or verb >= TARGET_WORDS or _has_verb(preamble)
+            or re.search(rf",\s+{_STATES}$", preamble)):
         return text
     return rest
 

@@ -186,6 +186,14 @@ def test_the_trimmed_lead_starts_at_the_subject_after_a_preamble():
     assert compress("A urine test can help doctors spot prostate cancer, U.S. researchers "
                     "reported.") == (
         "Urine test can help doctors spot prostate cancer, U.S. researchers reported")
+    # after "a/an ..." the subject is a name: "a <noun>" there is an appositive, a place ends
+    # no preamble
+    assert compress("A former executive of Embraer S.A., a Brazilian-based manufacturer of "
+                    "aircraft, pleaded guilty.", appositives=False) == (
+        "Former executive of Embraer S.A., Brazilian-based manufacturer of aircraft, pleaded "
+        "guilty")
+    assert compress("A former Hadley, Massachusetts, Police Officer was arrested today.") == (
+        "Former Hadley, Massachusetts, Police Officer arrested")
     # the constrained phrase keeps its preamble
     assert compress("In a letter to President Bush, Sen. Snowe urged action.",
                     keep="Bush") == ("In letter to President Bush, Sen. Snowe urged action")
