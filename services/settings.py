@@ -61,7 +61,7 @@ class Settings:
     model_repository: Path = setting(
         env="NLP_MODEL_REPOSITORY", default_factory=lambda: REPO_ROOT / "model_repository",
         shown="`model_repository`", doc="what Triton serves")
-    kafka_heap: str = setting("512m", env="NLP_KAFKA_HEAP",
+    kafka_heap: str = setting("256m", env="NLP_KAFKA_HEAP",
                               doc="Kafka's JVM max heap (it starts at half)")
     es_heap: str = setting("512m", env="NLP_ES_HEAP", doc="Elasticsearch's JVM heap")
     start_timeout: float = setting(180.0, env="NLP_START_TIMEOUT",
