@@ -34,7 +34,7 @@ def broker_properties(env: dict[str, str]) -> dict[str, str]:
 
 
 def java(env: dict[str, str], main: str, *args: str) -> list[str]:
-    flags = shlex.split(env.get("KAFKA_HEAP_OPTS", "-Xms256m -Xmx512m"))
+    flags = shlex.split(env.get("KAFKA_HEAP_OPTS", "-Xms128m -Xmx256m"))
     flags += shlex.split(env.get("KAFKA_JVM_PERFORMANCE_OPTS", "-XX:+UseG1GC"))
     flags += shlex.split(env.get("KAFKA_OPTS", ""))
     flags.append(f"-Dlog4j.configuration=file:{CONFIG / 'log4j.properties'}")
