@@ -213,11 +213,13 @@ def _before_state(words: list[str], i: int) -> bool:
 
 def _main_verb(words: list[str]) -> int | None:
     """The first word after the first that reads as a finite verb: lower case, and past
-    tense by its -ed or one of _FINITE. A rule, not a parser: a participle inside the
-    subject ("a hospital based in Erie") is taken for the verb, which only keeps more."""
+    tense by its -ed or one of _FINITE, not right after a/an/the ("a continued effort").
+    A rule, not a parser: a participle inside the subject ("a hospital based in Erie") is
+    taken for the verb, which only keeps more."""
     for i, word in enumerate(words[1:], 1):
         bare = word.strip(",;:.\"'")
-        if bare[:1].islower() and ((len(bare) > 3 and bare.endswith("ed")) or bare in _FINITE):
+        if (bare[:1].islower() and ((len(bare) > 3 and bare.endswith("ed")) or bare in _FINITE)
+                and words[i - 1].lower() not in ("a", "an", "the")):
             return i
     return None
 

@@ -177,6 +177,10 @@ def test_the_trimmed_lead_starts_at_the_subject_after_a_preamble():
     assert trimmed_lead("Working to resolve a land conflict affecting rural Nevadans, Sens. Harry "
                         "Reid and John Ensign introduced bipartisan legislation today.", 12) == (
         "Sens. Harry Reid and John Ensign introduced bipartisan legislation")
+    # "a continued effort": a participle after a determiner is no verb of the preamble's
+    assert compress("Today, as part of a continued effort to restore the rule of law, Attorney "
+                    "General Jeff Sessions released a memo.") == (
+        "Attorney General Jeff Sessions released memo")
     assert compress("A longtime advocate of lower drug prices, Sen. Olympia J. Snowe (R-Maine) "
                     "hailed the endorsement.") == "Sen. Olympia J. Snowe hailed endorsement"
     # a first clause with its own verb is the main clause, not a preamble
