@@ -1,6 +1,6 @@
 """Benchmarks: each prints one JSON object, comparing serving paths measured in one run.
 
-    python -m bench pipeline [--tweets 8000] [--with-hashtags]
+    python -m bench pipeline [--tweets 8000] [--with-hashtags] [--workers 1]
     python -m bench pos [--tweets 2000] [--skip-pipeline]
     python -m bench pos-peer [--data FILE --tagset ptb|ark|universal ...] [--repeats 3]
                              [--model CKPT]
@@ -32,6 +32,8 @@ def main() -> None:
     p_pipe.add_argument("--tweets", type=int, default=8000)
     p_pipe.add_argument("--with-hashtags", action="store_true",
                         help="POS tagger + hashtag generator + memory (default: POS only)")
+    p_pipe.add_argument("--workers", type=int, default=1,
+                        help="Faust workers for (c), scaled out on the same machine")
     p_pos = sub.add_parser("pos", help="POS tagger: in process vs Triton vs pipeline vs naive")
     p_pos.add_argument("--tweets", type=int, default=2000)
     p_pos.add_argument("--skip-pipeline", action="store_true", help="only (a) and (b)")
@@ -115,7 +117,7 @@ def main() -> None:
     if args.which == "pipeline":
         from bench.pipeline import run as run_pipeline
 
-        print(json.dumps(run_pipeline(args.tweets, args.with_hashtags), indent=2))
+        print(json.dumps(run_pipeline(args.tweets, args.with_hashtags, args.workers), indent=2))
     elif args.which == "pos":
         from bench.pos import run
 

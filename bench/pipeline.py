@@ -143,14 +143,16 @@ def wait_searchable(run: PipelineRun, expected: int, timeout: float, poll: float
 
 
 def bench_pipeline(texts: list[str], settings: Settings, naive: bool, hashtags: bool = False,
-                   timeout: float = 900, memory: bool = True, runner: str = "worker") -> dict:
+                   timeout: float = 900, memory: bool = True, runner: str = "worker",
+                   workers: int = 1) -> dict:
     """Tweets per second through Kafka -> ``runner`` (our Faust worker, or the peer) ->
     Triton -> Elasticsearch, and the CPU each process spent per tweet.
 
     With ``hashtags`` the posts go through the POS tagger and the hashtag generator (the
     default deployment); without, only the POS tagger (NLP_HASHTAG_MODEL="");
     ``naive``: one post per Triton request, one request at a time; ``memory`` False: the
-    hashtag memory off (NLP_HASHTAG_MEMORY=0)."""
+    hashtag memory off (NLP_HASHTAG_MEMORY=0); ``workers``: how many Faust workers share
+    the run's partitions (the peer is always one process)."""
     env = {"NLP_HASHTAG_MODEL": registry.HASHTAG.name if hashtags else "",
            "NLP_HASHTAG_MEMORY": "1" if memory else "0"}
     if naive:
@@ -159,13 +161,14 @@ def bench_pipeline(texts: list[str], settings: Settings, naive: bool, hashtags: 
     label = "naive" if naive else runner
     run = PipelineRun.create(settings, f"bench-{label}", **env)
     try:
-        proc = run.start_worker() if runner == "worker" else start_peer(run)
+        procs = ([run.start_worker() for _ in range(workers)] if runner == "worker"
+                 else [start_peer(run)])
         run.produce([(b"warmup", post_bytes("warmup", "hi"))])
         if not run.wait_indexed(["warmup"], timeout=180):
             raise TimeoutError("the warm-up post was not indexed within 180 s")
         ids = [f"{run.name}-{i}" for i in range(len(texts))]
         items = [(i.encode(), post_bytes(i, t)) for i, t in zip(ids, texts, strict=True)]
-        meter = CpuMeter({runner: [proc.proc.pid], **server_pids(settings)})
+        meter = CpuMeter({runner: [p.proc.pid for p in procs], **server_pids(settings)})
         print(f"[{time.strftime('%H:%M:%S')}.{int(time.time() * 1000) % 1000:03d}] {label}: "
               f"producing {len(items)} posts", file=sys.stderr)  # to line up with its log
         began = time.perf_counter()
@@ -180,8 +183,8 @@ def bench_pipeline(texts: list[str], settings: Settings, naive: bool, hashtags: 
         if run.count_indexed(ids) != len(ids):
             raise RuntimeError("the run's index holds other documents than its posts")
         cpu = meter.ms_per_item(len(texts))
-        rss = psutil.Process(proc.proc.pid).memory_info().rss
-        log_path = str(proc.log_path)
+        rss = sum(psutil.Process(p.proc.pid).memory_info().rss for p in procs)
+        log_path = str(procs[0].log_path)
     finally:
         run.cleanup()
     return {"tweets": len(texts), "seconds": round(seconds, 3),
@@ -191,7 +194,7 @@ def bench_pipeline(texts: list[str], settings: Settings, naive: bool, hashtags: 
             "rss_mib": round(rss / 2**20), "log": log_path}
 
 
-def run(n_tweets: int, with_hashtags: bool) -> dict:
+def run(n_tweets: int, with_hashtags: bool, workers: int = 1) -> dict:
     """All five paths on the same tweets, in one invocation (see the module docstring)."""
     from bench import hashtag, pos
     from deploy.stack import servers
@@ -200,7 +203,7 @@ def run(n_tweets: int, with_hashtags: bool) -> dict:
     texts = pos.load_texts(n_tweets)
     models = hashtag.MODELS if with_hashtags else (registry.POS.name,)
     result: dict = {"benchmark": "pipeline", "machine_cores": pos._cores(),
-                    "models": list(models), "tweets": len(texts)}
+                    "models": list(models), "tweets": len(texts), "workers": workers}
     if with_hashtags:
         ceiling = hashtag.bench_in_process(texts, with_pos=True, beam=4)
         ceiling["tweets_per_s"] = ceiling.pop("posts_per_s")
@@ -232,7 +235,7 @@ def run(n_tweets: int, with_hashtags: bool) -> dict:
             pos._reload_model(settings, model)
         chosen = texts[: max(200, len(texts) // 8)] if naive else texts
         result[path] = bench_pipeline(chosen, settings, naive=naive, hashtags=with_hashtags,
-                                      runner=runner)
+                                      runner=runner, workers=workers if path == "pipeline" else 1)
         cpu = result[path]["cpu_ms_per_tweet"]
         cpu["outside_models"] = round(cpu["total"] - model_ms, 3)
     rate = {p: result[p]["tweets_per_s"] for p in ("in_process", "triton", "pipeline", "peer",
