@@ -87,13 +87,36 @@ class CpuMeter:
         return spent
 
 
-def wait_acknowledged(run: PipelineRun, expected: int, timeout: float, poll: float = 0.1
-                      ) -> bool:
-    """Poll until Elasticsearch has indexed ``expected`` documents into the run's indices
-    (its ``indexing.index_total``, which counts a document when the bulk request writes it,
+def wait_acknowledged(run: PipelineRun, expected: int, timeout: float) -> bool:
+    """Until Elasticsearch has indexed ``expected`` documents into the run's indices (its
+    ``indexing.index_total``, which counts a document when the bulk request writes it,
     before a refresh makes it searchable): the end of the work, where ``wait_searchable``
     adds up to the index's refresh interval (1 s) of latency that a continuous stream pays
     once, not per post."""
+
+    def indexed(es) -> int:
+        stats = es.indices.stats(index=run.index_pattern, metric="indexing")
+        return int(stats["_all"]["primaries"]["indexing"]["index_total"])
+
+    return _poll(run, indexed, expected, timeout, poll=0.1)
+
+
+def wait_searchable(run: PipelineRun, expected: int, timeout: float) -> bool:
+    """Until the run's own index counts ``expected`` documents (ids are unique, so that is
+    every post), as users see it: no forced refresh. A plain count, because an ``ids``
+    filter of thousands of ids on every poll costs Elasticsearch more CPU than a share of
+    the indexing it is meant to measure."""
+
+    def searchable(es) -> int:
+        return int(es.count(index=run.index_pattern, allow_no_indices=True,
+                            ignore_unavailable=True)["count"])
+
+    return _poll(run, searchable, expected, timeout, poll=0.25)
+
+
+def _poll(run: PipelineRun, read, expected: int, timeout: float, poll: float) -> bool:
+    """Poll ``read(es)`` until it reaches ``expected`` (False at the timeout); raises when
+    every worker of the run has exited."""
     from services.es.bulk import make_client
 
     es = make_client(run.config.servers.es_url)
@@ -101,38 +124,10 @@ def wait_acknowledged(run: PipelineRun, expected: int, timeout: float, poll: flo
     try:
         while time.monotonic() < deadline:
             try:
-                stats = es.indices.stats(index=run.index_pattern, metric="indexing")
-                done = int(stats["_all"]["primaries"]["indexing"]["index_total"])
+                done = read(es)
             except Exception:  # noqa: BLE001 - no index yet, or its shard is starting
                 done = 0
             if done >= expected:
-                return True
-            if not any(w.alive() for w in run.workers):
-                raise RuntimeError(f"every worker exited; see {run.workers[-1].log_path}")
-            time.sleep(poll)
-        return False
-    finally:
-        es.close()
-
-
-def wait_searchable(run: PipelineRun, expected: int, timeout: float, poll: float = 0.25
-                    ) -> bool:
-    """Poll until the run's own index counts ``expected`` documents (ids are unique, so
-    that is every post), as users see it: no forced refresh. A plain count, because an
-    ``ids`` filter of thousands of ids on every poll costs Elasticsearch more CPU than a
-    share of the indexing it is meant to measure."""
-    from services.es.bulk import make_client
-
-    es = make_client(run.config.servers.es_url)
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            try:
-                found = int(es.count(index=run.index_pattern, allow_no_indices=True,
-                                     ignore_unavailable=True)["count"])
-            except Exception:  # noqa: BLE001 - no index yet, or its shard is starting
-                found = 0
-            if found >= expected:
                 return True
             if not any(w.alive() for w in run.workers):
                 raise RuntimeError(f"every worker exited; see {run.workers[-1].log_path}")
