@@ -13,7 +13,9 @@ the phrase, trimmed to the house's length (± 4 words) with the phrase kept, jud
 Seq2BF model around the phrase (`HeadlinePredictor.judge_constrained`).
 
 Each article is decoded once (beam search without the rule) and each span judged once; the
-grid is then scored without decoding again. "off" (no rule) is one of the choices.
+grid is then scored without decoding again. "off" (no rule) is one of the choices; the best
+by ROUGE-L F among those whose mean length is within MAX_LENGTH_GAP words of the editors'
+is chosen (the best of all where none is).
 """
 
 from __future__ import annotations
@@ -25,7 +27,11 @@ from nlp_models.headline.lead import LeadRule
 from nlp_models.headline.predictor import HeadlinePredictor
 from nlp_models.headline.titles import headline_titles
 from training.headline.data import Pair
-from training.headline.metrics import rouge
+from training.headline.metrics import ald, rouge
+
+#: How far (words) a newsroom's headlines may stray from the house's mean length: the best
+#: rule within it is chosen where one is (issue 47: "mean length within 2 words").
+MAX_LENGTH_GAP = 2.0
 
 MARGINS = (0.0, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 100.0)  # 100: the lead whenever there is one
 LENGTH_BONUSES = (0.0, 1.5)
@@ -69,10 +75,11 @@ def tune_lead(predictor: HeadlinePredictor, pairs: list[Pair], beam: int | None 
     print(file=sys.stderr)
     references = [p.headline for p in pairs]
 
-    def score(headlines: list[str]) -> float:
-        return rouge(headlines, references, "en")["rougeL"]["f"]
+    def score(headlines: list[str]) -> dict:
+        return {"rougeL": rouge(headlines, references, "en")["rougeL"]["f"],
+                "ald": ald(headlines, references, "en")}
 
-    results = [{"rule": None, "rougeL": score([t for t, _ in generated])}]
+    results = [{"rule": None, **score([t for t, _ in generated])}]
     for spans in kinds:
         for margin in MARGINS:
             for bonus in LENGTH_BONUSES:
@@ -82,7 +89,9 @@ def tune_lead(predictor: HeadlinePredictor, pairs: list[Pair], beam: int | None 
                                                                 strict=True):
                     best = rule.choose(own, candidates, judged) if text else None
                     chosen.append(text if best is None else candidates[best])
-                results.append({"rule": rule.to_state(), "rougeL": score(chosen)})
-    best = max(results, key=lambda r: r["rougeL"])
+                results.append({"rule": rule.to_state(), **score(chosen)})
+    # the house's length is part of its style: the best rule within MAX_LENGTH_GAP words of it
+    within = [r for r in results if abs(r["ald"]) <= MAX_LENGTH_GAP]
+    best = max(within or results, key=lambda r: r["rougeL"])
     return {"best": best["rule"], "rougeL": best["rougeL"], "off": results[0]["rougeL"],
             "target": target, "grid": results}
