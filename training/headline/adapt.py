@@ -16,9 +16,9 @@ train.jsonl`) per newsroom pair, so the generator keeps what it knew.
 
 DIR gets `best.pt` (the base checkpoint's serving rules kept, its word list grown by the
 newsroom's words, `adapted` in its meta), `last.pt` (`--resume`), `log.jsonl`, `run.json`.
-An English generator's beam length penalty is then chosen on the held-out pairs (the best
-ROUGE-L within 2 words of the house's mean length; `length_tuning.json`), and its lead rule
-anew (lead_tune.py: which lead spans, how readily they take first place, or no rule; the
+An English full generator's beam length penalty is then chosen on the held-out pairs (the
+best ROUGE-L within 2 words of the house's mean length; `length_tuning.json`), and its lead
+rule anew (lead_tune.py: which lead spans, how readily they take first place, or no rule; the
 best within the same 2 words where one is; the grid in `lead_tuning.json`): newsrooms differ
 most in how close their headlines stay to the lead.
 A Chinese full generator's clause picker is trained anew on the newsroom's pairs, its epoch
@@ -197,7 +197,7 @@ def adapt(task: str, rows: list[dict], out: str | Path, lang: str, opts: AdaptOp
           f"{len(holdout)} held out; {steps} steps per epoch, at most {opts.minutes} minutes",
           file=sys.stderr, flush=True)
     best = loop.run()
-    if lang == "en":
+    if lang == "en" and kind == "generator":
         retune_length(out / "best.pt", pairs_of(holdout), out / "length_tuning.json")
     if lang == "en" and (kind == "seq2bf" or (kind == "generator" and "lead" in serving_meta)):
         retune_lead(out / "best.pt", pairs_of(holdout), out / "lead_tuning.json")
@@ -213,25 +213,23 @@ LENGTH_PENALTIES = (1.0, 1.5, 2.0, 2.5)
 
 
 def retune_length(checkpoint: Path, holdout: list[Pair], record: Path) -> dict:
-    """Choose the adapted English generator's (full or constrained) beam length penalty on
-    the held-out pairs, its lead rule off (chosen next): the best ROUGE-L F among the
-    penalties whose headlines' mean length is within MAX_LENGTH_GAP words of the editors',
-    else the one closest in length. A newsroom's house length is part of its style: adapted
-    on Sen. Reid's releases at the generic 1.5, headlines came out 3.7 words short."""
+    """Choose the adapted English generator's beam length penalty on the held-out pairs,
+    its lead rule off (chosen next): the best ROUGE-L F among the penalties whose headlines'
+    mean length is within MAX_LENGTH_GAP words of the editors', else the one closest in
+    length. A newsroom's house length is part of its style: adapted on Sen. Reid's
+    releases at the generic 1.5, headlines came out 3.7 words short."""
     from training.headline.evaluate import best_headlines
     from training.headline.lead_tune import MAX_LENGTH_GAP
     from training.headline.metrics import ald, rouge
 
     predictor = HeadlinePredictor.load(checkpoint, threads=2)
     predictor.lead = None
-    full = predictor.kind == "generator"
     references = [p.headline for p in holdout]
     grid = []
     for alpha in LENGTH_PENALTIES:
         predictor.alpha = alpha
         print(f"length penalty {alpha}: ", end="", file=sys.stderr, flush=True)
-        headlines = (best_headlines(predictor, holdout, beam=4) if full else
-                     best_headlines(predictor, holdout, 3, predictor.default_strategy))
+        headlines = best_headlines(predictor, holdout, beam=4)
         grid.append({"length_penalty": alpha, "ald": ald(headlines, references, "en"),
                      "rougeL": rouge(headlines, references, "en")["rougeL"]["f"]})
     within = [g for g in grid if abs(g["ald"]) <= MAX_LENGTH_GAP]
