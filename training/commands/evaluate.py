@@ -36,8 +36,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         help="headline (English): log-probability a name the article lacks "
                              "costs in the beam (default: the checkpoint's)")
     p_eval.add_argument("--length-penalty", type=float, metavar="A",
-                        help="headline: alpha of beam search's length penalty (default: the "
-                             "checkpoint's, else per language: decode.length_penalty)")
+                        help="headlines, full and constrained: alpha of beam search's length "
+                             "penalty (default: the checkpoint's, else per language: "
+                             "decode.length_penalty)")
     p_eval.add_argument("--prior-weight", type=float, metavar="W",
                         help="hashtag: re-rank with log p(y|post) - W log p(y|empty post) "
                         "(default: the checkpoint's, set by `tune hashtag`)")
@@ -138,7 +139,7 @@ def headline(args: argparse.Namespace) -> dict:
 
         return evaluate_constrained(args.data, args.strategy, args.model, args.beam or 3,
                                     args.lang, args.allow_repeats, args.predictions,
-                                    args.train_data, args.min_count)
+                                    args.train_data, args.min_count, args.length_penalty)
     if args.command == "compare":
         from training.headline.compare import compare
 

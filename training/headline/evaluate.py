@@ -163,10 +163,13 @@ def _repeats(predictions: list[str], lang: str) -> dict:
 def evaluate_constrained(data: str, strategy: str, model: str | None = None, beam: int = 3,
                          lang: str | None = None, allow_repeats: bool = False,
                          predictions_path: str | None = None,
-                         train_data: list[str] | None = None, min_count: int = 1) -> dict:
+                         train_data: list[str] | None = None, min_count: int = 1,
+                         length_penalty: float | None = None) -> dict:
     pairs = pairs_with_phrases(data)
     lang = data_language(pairs, lang)
     predictor = load_predictor(model, lang, CONSTRAINED_MODEL, allow_repeats)
+    if length_penalty is not None:
+        predictor.alpha = length_penalty
     t0 = time.time()
     predictions = best_headlines(predictor, pairs, beam, strategy)
     references = [p.headline for p in pairs]
