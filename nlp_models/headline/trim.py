@@ -134,8 +134,9 @@ def _without_preamble(text: str, keep: str = "") -> str:
     if comma is None:
         return text
     preamble, rest = text[:comma.start()], text[comma.end():]
-    if opener not in ("a", "an") and _DETERMINER.match(rest):  # "With X, the Senate passed"
-        rest = rest[_DETERMINER.match(rest).end():]
+    article = _DETERMINER.match(rest)
+    if article and opener not in ("a", "an"):  # "With X, the Senate passed"
+        rest = rest[article.end():]
     verb = _main_verb(rest.split())
     if (len(preamble.split()) < 3 or (keep and keep in preamble) or not rest[:1].isupper()
             or verb is None or verb >= TARGET_WORDS or _has_verb(preamble)
