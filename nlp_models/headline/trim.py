@@ -24,9 +24,12 @@ dateline or byline:
    else before the last subordinating word (that, which, who, because, after, when, while,
    as, for, in, on, at, with, by, from, to) beyond the first `MIN_WORDS` words; never at
    the comma between a place and its state ("Los Angeles, California-area managers");
-   and, when the first word that reads as the main verb is within `target`, never before it:
-   "Mohamed Rafik Naji of Brooklyn, New York, pleaded guilty to ..." is not cut at "York,"
-   (a headline without its verb: "Mohamed Rafik Naji of Brooklyn, New York").
+   and, when the first word that reads as the main verb is within `target`, never before it
+   and the AFTER_VERB words after it: "Mohamed Rafik Naji of Brooklyn, New York, pleaded
+   guilty to ..." is not cut at "York," (a headline without its verb: "Mohamed Rafik Naji
+   of Brooklyn, New York"), nor "Sen. Harry Reid released the following statement on the
+   eve of ..." at "on" (a verb without its news: "Sen. Harry Reid released following
+   statement").
 
 Everything left is the article's own words in its own order, so a trimmed lead states no
 number or name the article lacks; where dropping an appositive joins two names the article
@@ -42,6 +45,9 @@ from nlp_models.headline.lead import first_sentence, repeats_a_word
 from nlp_models.headline.sentences import sentences
 
 MIN_WORDS = 5  # a trim never cuts the result below this many words
+# the words after the main verb a cut keeps: its object and where it leads ("released
+# statement" says nothing, "released statement on eve of D-Day" does)
+AFTER_VERB = 3
 TARGET_WORDS = 12
 
 _PARENS = re.compile(r"\s*\([^()]{0,80}\)")
@@ -182,7 +188,8 @@ def shorten(text: str, target: int = TARGET_WORDS) -> str:
     no cut is left."""
     words = text.split()
     verb = _main_verb(words)  # cuts only shorten the end: the first verb stays where it is
-    floor = MIN_WORDS if verb is None or verb >= target else max(MIN_WORDS, verb + 1)
+    floor = (MIN_WORDS if verb is None or verb >= target
+             else max(MIN_WORDS, verb + 1 + AFTER_VERB))
     while len(words) > target or repeats_a_word(" ".join(words)):
         cut = _last_cut(words, floor)
         if cut is None:
@@ -194,7 +201,8 @@ def shorten(text: str, target: int = TARGET_WORDS) -> str:
 def _last_cut(words: list[str], floor: int) -> int | None:
     """Where the last clause starts: after the last word ending in a clause mark, else at
     the last subordinating word; never before word `floor` (MIN_WORDS, or past the main
-    verb when it is within the target: a later one would keep a long subject)."""
+    verb and AFTER_VERB words when the verb is within the target: a later one would keep a
+    long subject)."""
     for i in range(len(words) - 1, floor - 1, -1):
         if words[i] in ("--", "—", "–") or (words[i - 1][-1:] in ",;:"
                                             and not _before_state(words, i)):

@@ -171,6 +171,19 @@ def test_the_trimmed_lead_keeps_its_main_verb():
         "of company")
 
 
+def test_the_trimmed_lead_keeps_what_follows_its_verb():
+    from nlp_models.headline.trim import trimmed_lead
+
+    # cut at "on", the verb would say nothing: "Sen. Harry Reid released following statement"
+    assert trimmed_lead("Sen. Harry Reid released the following statement today on the eve "
+                        "of the sixtieth anniversary of D-Day.", 6) == (
+        "Sen. Harry Reid released following statement on eve of sixtieth anniversary of D-Day")
+    # beyond the verb's next words, cuts go on as before
+    assert trimmed_lead("Sen. Harry Reid released a statement on the bill, which the Senate "
+                        "passed by a vote of 90 to 4 after a long debate.", 8) == (
+        "Sen. Harry Reid released statement on bill")
+
+
 def test_the_trimmed_lead_starts_at_the_subject_after_a_preamble():
     from nlp_models.headline.trim import compress, trimmed_lead
 
