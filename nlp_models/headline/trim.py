@@ -202,17 +202,32 @@ def _from_clause_with(text: str, phrase: str) -> str:
 def shorten(text: str, target: int = TARGET_WORDS) -> str:
     """Step 3: cut trailing clauses until at most `target` words and no word of 3+ letters
     said twice ("sentenced to six months imprisonment and six months home confinement"), or
-    no cut is left."""
+    no cut is left. A repeat may be cut within the AFTER_VERB words ("made the following
+    statement following the announcement"), length not."""
     words = text.split()
     verb = _main_verb(words)  # cuts only shorten the end: the first verb stays where it is
-    floor = (MIN_WORDS if verb is None or verb >= target
-             else max(MIN_WORDS, verb + 1 + AFTER_VERB))
-    while len(words) > target or repeats_a_word(" ".join(words)):
-        cut = _last_cut(words, floor)
+    verb_kept = verb is not None and verb < target
+    floor = max(MIN_WORDS, verb + 1 + AFTER_VERB) if verb_kept else MIN_WORDS
+    repeat_floor = max(MIN_WORDS, verb + 1) if verb_kept else MIN_WORDS
+    while True:
+        cut = _last_cut(words, floor) if len(words) > target else None
+        if cut is None and repeats_a_word(" ".join(words)):
+            cut = _repeat_cut(words, repeat_floor)
         if cut is None:
             break
         words = words[:cut]
     return _tidy(" ".join(words))
+
+
+def _repeat_cut(words: list[str], floor: int) -> int | None:
+    """The last cut (clause mark or subordinating word, from word `floor` on) before which
+    no word is said twice; None when the repeat is in what every cut keeps ("Department
+    of Justice and Department of Homeland Security released ...")."""
+    while (cut := _last_cut(words, floor)) is not None:
+        if not repeats_a_word(" ".join(words[:cut])):
+            return cut
+        words = words[:cut]
+    return None
 
 
 def _last_cut(words: list[str], floor: int) -> int | None:

@@ -189,6 +189,14 @@ def test_the_trimmed_lead_keeps_what_follows_its_verb():
     assert trimmed_lead("Sen. Harry Reid released the following statement today on the eve "
                         "of the sixtieth anniversary of D-Day.", 6) == (
         "Sen. Harry Reid released following statement on eve of sixtieth anniversary of D-Day")
+    # a repeat is cut even there; one that every cut keeps stays
+    assert trimmed_lead("Jamal Marshall was sentenced today to six months in prison and six "
+                        "months of home confinement.", 12) == (
+        "Jamal Marshall sentenced to six months")
+    assert trimmed_lead("The Department of Justice and the Department of Homeland Security "
+                        "released a report today on terrorism convictions.", 10) == (
+        "Department of Justice and Department of Homeland Security released report on "
+        "terrorism convictions")
     # beyond the verb's next words, cuts go on as before
     assert trimmed_lead("Sen. Harry Reid released a statement on the bill, which the Senate "
                         "passed by a vote of 90 to 4 after a long debate.", 8) == (
