@@ -123,20 +123,16 @@ class LeadRule:
                 out.append(text)
         return out
 
-    def choose(self, generated: float, clauses: list[str], judged: list[float],
-               repeats: bool = False) -> int | None:
+    def choose(self, generated: float, clauses: list[str], judged: list[float]) -> int | None:
         """The span to put first (its index), or None to keep the generated headline;
         `generated` and `judged` are the judge's scores of the generated headline and of
-        each span. A generated headline that `repeats` a word (`repeats_a_word`: what the
-        `degenerate` measure flags, "Department of Justice and Department of Homeland
-        Security released report") yields to the best span whatever its score: no span
-        repeats one."""
+        each span."""
         if not clauses:
             return None
         bonus = [self.length_bonus * min(len(c.split()), BONUS_WORDS) / BONUS_WORDS
                  for c in clauses]
         best = max(range(len(clauses)), key=lambda i: judged[i] + bonus[i])
-        return best if repeats or judged[best] > generated - self.margin else None
+        return best if judged[best] > generated - self.margin else None
 
     def to_state(self) -> dict:
         return {"margin": self.margin, "length_bonus": self.length_bonus,

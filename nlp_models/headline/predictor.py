@@ -44,7 +44,7 @@ from nlp_models.headline.decode import (
     repeat_rule,
 )
 from nlp_models.headline.faithful import unsupported
-from nlp_models.headline.lead import LeadRule, repeats_a_word
+from nlp_models.headline.lead import LeadRule
 from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
 from nlp_models.headline.picker import SHORTLIST, ClausePicker, Pick
 from nlp_models.headline.runs import WholeRuns
@@ -303,7 +303,7 @@ class HeadlinePredictor:
         if not clauses:
             return None
         judged = self._judge(batch, k, [generated[0][0], *clauses])
-        best = self.lead.choose(judged[0], clauses, judged[1:], repeats_a_word(generated[0][0]))
+        best = self.lead.choose(judged[0], clauses, judged[1:])
         return None if best is None else (clauses[best], judged[1 + best])
 
     def judge(self, article: str, spans: list[str]) -> list[float]:
@@ -387,7 +387,7 @@ class HeadlinePredictor:
         if not spans:
             return None
         judged = self._judge_phrase(source, phrase, [generated[0][0], *spans], order, encoded)
-        best = self.lead.choose(judged[0], spans, judged[1:], repeats_a_word(generated[0][0]))
+        best = self.lead.choose(judged[0], spans, judged[1:])
         return None if best is None else (spans[best], judged[1 + best])
 
     def judge_constrained(self, article: str, phrase: str, texts: list[str]) -> list[float]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import statistics
 import sys
 
-from nlp_models.headline.lead import LeadRule, repeats_a_word
+from nlp_models.headline.lead import LeadRule
 from nlp_models.headline.predictor import HeadlinePredictor
 from nlp_models.headline.titles import headline_titles
 from training.headline.data import Pair
@@ -87,8 +87,7 @@ def tune_lead(predictor: HeadlinePredictor, pairs: list[Pair], beam: int | None 
                 chosen = []
                 for (text, _), (candidates, judged, own) in zip(generated, offered[spans],
                                                                 strict=True):
-                    best = (rule.choose(own, candidates, judged, repeats_a_word(text))
-                            if text else None)
+                    best = rule.choose(own, candidates, judged) if text else None
                     chosen.append(text if best is None else candidates[best])
                 results.append({"rule": rule.to_state(), **score(chosen)})
     # the house's length is part of its style: the best rule within MAX_LENGTH_GAP words of it
