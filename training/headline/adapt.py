@@ -17,7 +17,8 @@ train.jsonl`) per newsroom pair, so the generator keeps what it knew.
 DIR gets `best.pt` (the base checkpoint's serving rules kept, its word list grown by the
 newsroom's words, `adapted` in its meta), `last.pt` (`--resume`), `log.jsonl`, `run.json`.
 An English full generator's beam length penalty is then chosen on the held-out pairs (the
-best ROUGE-L within 2 words of the house's mean length; `length_tuning.json`), and its lead
+best ROUGE-L within 2 words of the house's mean length, without more repeated words than
+at 1.5; `length_tuning.json`), and its lead
 rule anew (lead_tune.py: which lead spans, how readily they take first place, or no rule; the
 best within the same 2 words where one is; the grid in `lead_tuning.json`): newsrooms differ
 most in how close their headlines stay to the lead.
