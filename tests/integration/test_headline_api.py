@@ -312,8 +312,10 @@ def test_the_cli_retries_a_busy_server_after_its_hint(guarded: Server) -> None:
             except grpc.RpcError:
                 pass  # refused while the CLI holds the slot: try again
 
-    with channel, ThreadPoolExecutor(2) as pool:
-        busy = [pool.submit(keep_busy) for _ in range(2)]
+    # three callers for one slot and one queue place: the third, refused and retrying at
+    # once, fills the moment a finished caller leaves before it sends again
+    with channel, ThreadPoolExecutor(3) as pool:
+        busy = [pool.submit(keep_busy) for _ in range(3)]
         time.sleep(0.3)
         cli = subprocess.Popen(
             [sys.executable, "-m", "services.headline_api.client", "--text", ARTICLE, "-n", "1",
