@@ -2,12 +2,13 @@
 
     python -m bench.peer      (configured by the same NLP_* environment as the worker)
 
-One process, one plain loop: an aiokafka consumer takes up to ``NLP_TAG_BATCH`` raw posts,
-the same validation as the worker (``services.stream.posts``) turns bad ones into dead letters,
-the same models tag the rest (``services.stream.tag_posts.Models``: POS tagger, hashtag
-generator and memory, sub-batches in flight at once, a refused batch retried post by post),
-the same document (``_id`` = post id, monthly index) goes to Elasticsearch through
-``async_streaming_bulk``, and only then are the dead letters sent and the offsets committed.
+One process, one plain loop (on uvloop, as the worker): an aiokafka consumer takes up to
+``NLP_TAG_BATCH`` raw posts, the same validation as the worker (``services.stream.posts``)
+turns bad ones into dead letters, the same models tag the rest
+(``services.stream.tag_posts.Models``: POS tagger, hashtag generator and memory, sub-batches
+in flight at once, a refused batch retried post by post), the same document (``_id`` = post
+id, monthly index) goes to Elasticsearch through ``async_streaming_bulk``, and only then are
+the dead letters sent and the offsets committed.
 So it keeps the guarantees that count here (at-least-once, a redelivered post overwrites
 its own document, bad input is dead-lettered with a reason), and skips what the product
 adds: Faust's per-event machinery, and the ``posts.tagged`` topic between tagging and
@@ -23,6 +24,7 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+import uvloop
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from elasticsearch import AsyncElasticsearch
 from elasticsearch.helpers import async_streaming_bulk
@@ -170,7 +172,7 @@ async def serve() -> None:
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    asyncio.run(serve())
+    uvloop.run(serve())  # the worker's event loop too (services/stream/__main__.py)
 
 
 if __name__ == "__main__":

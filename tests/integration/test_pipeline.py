@@ -188,6 +188,12 @@ def test_sample_tweets_become_searchable(pipeline: PipelineRun, es: Elasticsearc
     assert "user hashtags:" in top
 
 
+def test_the_worker_runs_on_uvloop(pipeline: PipelineRun) -> None:
+    # Faust's banner names the loop beside the transport; asyncio's own loop leaves it out
+    transport = next(line for line in pipeline.log().splitlines() if "| transport " in line)
+    assert "+uvloop" in transport, transport
+
+
 def test_every_tagged_post_carries_generated_hashtags_apart_from_user_ones(
     pipeline: PipelineRun, es: Elasticsearch,
 ) -> None:

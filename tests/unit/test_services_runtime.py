@@ -237,6 +237,16 @@ def test_web_server_disabled_means_without_web() -> None:
     assert worker_argv(["x", "worker", "--with-web"], None) == ["x", "worker", "--with-web"]
 
 
+def test_the_worker_loop_is_uvloop_unless_faust_loop_names_another(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from services.stream.__main__ import event_loop
+
+    monkeypatch.delenv("FAUST_LOOP", raising=False)
+    assert event_loop() == "uvloop"
+    monkeypatch.setenv("FAUST_LOOP", "aio")
+    assert event_loop() == "aio"
+
+
 def test_a_long_outage_is_logged_at_its_start_then_every_tenth_attempt(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
