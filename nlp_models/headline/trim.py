@@ -203,8 +203,15 @@ def shorten(text: str, target: int = TARGET_WORDS) -> str:
     """Step 3: cut trailing clauses until at most `target` words and no word of 3+ letters
     said twice ("sentenced to six months imprisonment and six months home confinement"), or
     no cut is left. A repeat may be cut within the AFTER_VERB words ("made the following
-    statement following the announcement"), length not."""
-    words = text.split()
+    statement following the announcement"), length not. A subject that says a word twice
+    is cut to one part first; one that says a word of the trim's rest, after the cuts."""
+    short = _shortened(_subject_without_repeat(text, within=True).split(), target)
+    if repeats_a_word(short) and (alone := _subject_without_repeat(short)) != short:
+        short = _shortened(alone.split(), target)
+    return short
+
+
+def _shortened(words: list[str], target: int) -> str:
     verb = _main_verb(words)  # cuts only shorten the end: the first verb stays where it is
     verb_kept = verb is not None and verb < target
     floor = max(MIN_WORDS, verb + 1 + AFTER_VERB) if verb_kept else MIN_WORDS
@@ -219,15 +226,107 @@ def shorten(text: str, target: int = TARGET_WORDS) -> str:
     return _tidy(" ".join(words))
 
 
+# a reduced relative clause that ends a subject: "A federal grand jury sitting in Flint,
+# Michigan, has returned ..."
+_SUBJECT_PARTICIPLE = re.compile(r"\s+(?:sitting|based|located|headquartered)\s+in\s+\S.*$")
+_SUBJECT_COMMA = re.compile(rf",\s+(?!{_STATES})")
+
+
+def _subject_without_repeat(text: str, within: bool = False) -> str:
+    """`text` with its subject (the words before the main verb) cut to one part when the
+    subject says a word twice, or (unless `within`) one that the rest says: without a
+    closing "sitting in <place>" ("Federal grand jury sitting in Flint, Michigan, returned
+    indictment charging Michigan business owner" -> "Federal grand jury returned ..."),
+    else one comma-separated part that says neither: its first ("Rabobank National
+    Association, Roseville, California subsidiary of Netherlands-based Coperatieve Rabobank
+    U.A., appeared" -> "Rabobank National Association appeared"; of a list of people, the
+    first: "Sens. Harry Reid, Carl Levin, Ted Kennedy ... joined" -> "Sens. Harry Reid
+    joined"), or, when the first only describes or places what follows, the most name-like
+    (the largest share of capitalised words): "Virginia-based home furnishings company,
+    Bassett Mirror Company, agreed" -> "Bassett Mirror Company agreed"; "Former Bullitt
+    County, Kentucky, Sheriffs Deputy Matthew Corder, of Louisville, Kentucky, sentenced" ->
+    "Sheriffs Deputy Matthew Corder sentenced" (not "Indictment of Usama Darwich Hamade, 53,
+    Samir Ahmed Berro, 64, announced" -> "Samir Ahmed Berro announced"). A part is a
+    subject: capitalised, no preposition first, no verb of its own, not a place. `text`
+    itself otherwise."""
+    words = text.split()
+    verb = _main_verb(words)
+    if verb is None:
+        return text
+    subject, rest = " ".join(words[:verb]).rstrip(","), " ".join(words[verb:])
+    if not (_says_twice(subject, "") if within else _says_twice(subject, rest)) or (
+            not _noun_phrase(subject)):
+        return text
+    first, *later = (p.strip().rstrip(",") for p in _SUBJECT_COMMA.split(subject))
+    parts = [_SUBJECT_PARTICIPLE.sub("", subject)]
+    parts += sorted([first, *later], key=lambda p: -sum(w[:1].isupper() for w in p.split())
+                    / len(p.split())) if _describes(first) else [first]
+    for part in parts:
+        if (len(part.split()) >= 2 and part[:1].isupper() and part != subject
+                and part.split()[0].lower() not in _PREAMBLE_OPENERS and not _has_verb(part)
+                and not re.search(rf"{_STATES}$", part)
+                and not _says_twice(part, "" if within else rest)):
+            return f"{part} {rest}"
+    return text
+
+
+def _describes(part: str) -> bool:
+    """Whether a subject's first part only describes or places the name after it: lower case
+    after its first word ("Virginia-based home furnishings company") or a place ("Former
+    Bullitt County, Kentucky")."""
+    return (all(w[:1].islower() for w in part.split()[1:])
+            or bool(re.search(rf"{_STATES}$", part)))
+
+
+def _noun_phrase(subject: str) -> bool:
+    """Whether the words before the main verb read as its subject, not as a clause of their
+    own whose verb the rule missed ("A urine test can help doctors ..., U.S. researchers
+    reported", "Now that we're deep into cold and flu season, ...", "Taking folic acid
+    ..."): no verb or modal, no subordinating word, no preposition or -ing word first."""
+    first = subject.split()[0].lower()
+    return not (_has_verb(subject) or first in _PREAMBLE_OPENERS
+                or (len(first) > 5 and first.endswith("ing"))
+                or re.search(r"\b(?:that|who|which|whose|if|because|when|while|now)\b",
+                             subject, re.IGNORECASE))
+
+
+_FUNCTION_WORDS = frozenset("and the for with from its his her their".split())
+
+
+def _says_twice(subject: str, rest: str) -> bool:
+    """Whether `subject` says a word of 3+ letters twice, or one that `rest` says too; not
+    "and" and such ("Sens. Snowe and Collins, and Rep. Michaud" names three people)."""
+    def content(text: str) -> list[str]:
+        return [w for w in re.findall(r"[a-z0-9]{3,}", text.lower()) if w not in _FUNCTION_WORDS]
+
+    said = content(subject)
+    return len(set(said)) < len(said) or bool(set(said) & set(content(rest)))
+
+
 def _repeat_cut(words: list[str], floor: int) -> int | None:
     """The last cut (clause mark or subordinating word, from word `floor` on) before which
-    no word is said twice; None when the repeat is in what every cut keeps ("Department
-    of Justice and Department of Homeland Security released ...")."""
-    while (cut := _last_cut(words, floor)) is not None:
-        if not repeats_a_word(" ".join(words[:cut])):
+    no word is said twice, else the last "and" or "or" after the main verb, not between two
+    names, before which none is ("sentenced to six months imprisonment and six months home
+    confinement"); None when the repeat is in
+    what every cut keeps ("Department of Justice and Department of Homeland Security
+    released ...")."""
+    rest = words
+    while (cut := _last_cut(rest, floor)) is not None:
+        if not repeats_a_word(" ".join(rest[:cut])):
             return cut
-        words = words[:cut]
-    return None
+        rest = rest[:cut]
+    verb = _main_verb(words)
+    if verb is None:
+        return None
+    return next((i for i in range(len(words) - 2, max(floor, verb + 1) - 1, -1)
+                 if words[i].lower() in ("and", "or") and not _between_names(words, i)
+                 and not repeats_a_word(" ".join(words[:i]))), None)
+
+
+def _between_names(words: list[str], i: int) -> bool:
+    """Whether word `i` joins two capitalised words: one name ("Department of Housing and
+    Urban Development", "Sens. Snowe and Susan Collins"), not two clauses."""
+    return words[i - 1][:1].isupper() and words[i + 1][:1].isupper()
 
 
 def _last_cut(words: list[str], floor: int) -> int | None:

@@ -203,6 +203,46 @@ def test_the_trimmed_lead_keeps_what_follows_its_verb():
         "Sen. Harry Reid released statement on bill")
 
 
+def test_a_subject_that_says_a_word_twice_is_cut_to_its_name():
+    from nlp_models.headline.trim import trimmed_lead
+
+    assert trimmed_lead("Virginia-based home furnishings company, Bassett Mirror Company, has "
+                        "agreed to pay the United States $10.5 million to resolve allegations "
+                        "that it violated the False Claims Act.", 12) == (
+        "Bassett Mirror Company agreed to pay United States $10.5 million")
+    # the place the jury sat in is the defendant's too
+    assert trimmed_lead("A federal grand jury sitting in Flint, Michigan, has returned an "
+                        "indictment, which was unsealed yesterday, charging a Michigan business "
+                        "owner with filing a false tax return.", 12) == (
+        "Federal grand jury returned indictment charging Michigan business owner")
+    # a place is no subject: the deputy was sentenced, not the county
+    assert trimmed_lead("Former Bullitt County, Kentucky, Sheriffs Deputy Matthew Corder, of "
+                        "Louisville, Kentucky, was sentenced today to 27 months in prison for "
+                        "violating the civil rights of an arrestee.", 12) == (
+        "Sheriffs Deputy Matthew Corder sentenced to 27 months in prison")
+    # a name listed after the subject's head is not the subject
+    assert trimmed_lead("The indictment of Usama Darwich Hamade, 53, Samir Ahmed Berro, 64, "
+                        "and Issam Darwich Hamade, 55, was announced today for their conspiring "
+                        "to illegally export goods.", 14).startswith("Indictment of Usama")
+    # words before a missed verb are a clause, not a subject: left alone
+    lead = ("A urine test can help doctors better spot prostate cancer than either the current "
+            "blood test or a rectal exam alone, U.S. researchers reported on Wednesday.")
+    assert trimmed_lead(lead, 8).startswith("Urine test can help doctors")
+
+
+def test_a_repeat_is_cut_at_an_and_after_the_verb_but_not_inside_a_name():
+    from nlp_models.headline.trim import trimmed_lead
+
+    assert trimmed_lead("Jamal Marshall was sentenced to six months imprisonment and six months "
+                        "home confinement today following a hearing in federal district court "
+                        "in Houston, Texas.", 14) == (
+        "Jamal Marshall sentenced to six months imprisonment")
+    assert trimmed_lead("Department of Justice recognized the Program Management and Training "
+                        "Unit of the Money Laundering and Asset Recovery Section.", 20) == (
+        "Department of Justice recognized Program Management and Training Unit of Money "
+        "Laundering and Asset Recovery Section")
+
+
 def test_the_trimmed_lead_starts_at_the_subject_after_a_preamble():
     from nlp_models.headline.trim import compress, trimmed_lead
 
