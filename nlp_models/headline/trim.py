@@ -29,7 +29,10 @@ dateline or byline:
    guilty to ..." is not cut at "York," (a headline without its verb: "Mohamed Rafik Naji
    of Brooklyn, New York"), nor "Sen. Harry Reid released the following statement on the
    eve of ..." at "on" (a verb without its news: "Sen. Harry Reid released following
-   statement").
+   statement"). A subject that says a word twice, or one its verb's words say, is cut to
+   one part first ("Virginia-based home furnishings company, Bassett Mirror Company,
+   agreed" -> "Bassett Mirror Company agreed"), and a repeat no clause cut ends is cut at
+   an "and" after the verb.
 
 Everything left is the article's own words in its own order, so a trimmed lead states no
 number or name the article lacks; where dropping an appositive joins two names the article
@@ -307,9 +310,8 @@ def _repeat_cut(words: list[str], floor: int) -> int | None:
     """The last cut (clause mark or subordinating word, from word `floor` on) before which
     no word is said twice, else the last "and" or "or" after the main verb, not between two
     names, before which none is ("sentenced to six months imprisonment and six months home
-    confinement"); None when the repeat is in
-    what every cut keeps ("Department of Justice and Department of Homeland Security
-    released ...")."""
+    confinement"); None when the repeat is in what every cut keeps ("Department of Justice
+    and Department of Homeland Security released ...")."""
     rest = words
     while (cut := _last_cut(rest, floor)) is not None:
         if not repeats_a_word(" ".join(rest[:cut])):
