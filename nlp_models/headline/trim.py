@@ -222,7 +222,7 @@ def _shortened(words: list[str], target: int) -> str:
     while True:
         cut = _last_cut(words, floor) if len(words) > target else None
         if cut is None and repeats_a_word(" ".join(words)):
-            cut = _repeat_cut(words, repeat_floor)
+            cut = _repeat_cut(words, repeat_floor, verb)
         if cut is None:
             break
         words = words[:cut]
@@ -306,7 +306,7 @@ def _says_twice(subject: str, rest: str) -> bool:
     return len(set(said)) < len(said) or bool(set(said) & set(content(rest)))
 
 
-def _repeat_cut(words: list[str], floor: int) -> int | None:
+def _repeat_cut(words: list[str], floor: int, verb: int | None) -> int | None:
     """The last cut (clause mark or subordinating word, from word `floor` on) before which
     no word is said twice, else the last "and" or "or" after the main verb, not between two
     names, before which none is ("sentenced to six months imprisonment and six months home
@@ -317,8 +317,7 @@ def _repeat_cut(words: list[str], floor: int) -> int | None:
         if not repeats_a_word(" ".join(rest[:cut])):
             return cut
         rest = rest[:cut]
-    verb = _main_verb(words)
-    if verb is None:
+    if verb is None:  # `words`' main verb (its index), as `_shortened` found it
         return None
     return next((i for i in range(len(words) - 2, max(floor, verb + 1) - 1, -1)
                  if words[i].lower() in ("and", "or") and not _between_names(words, i)
