@@ -33,7 +33,7 @@ SEPARATOR = re.compile(r"\s+(?:--|-|—|–)\s+|\s*─\s*")
 DATELINE_WORDS = 12
 # a sentence that ends in one of these ("St. Louis", "Mr. Smith", "U.S. Steel") goes on
 ABBREVIATION = re.compile(r"(?:\b(?:St|Mr|Mrs|Ms|Dr|Gen|Sens?|Reps?|Gov|Lt|Col|Sgt|Capt|Inc|Corp|Co"
-                          r"|Ltd|Jr|Sr|No|vs|Prof|Mt|Ft)|\b[A-Z](?:\.[A-Z])*)\.$")
+                          r"|Ltd|Jr|Sr|No|vs|Prof|Mt|Ft|Bros)|\b[A-Z](?:\.[A-Z])*)\.$")
 # lower-case words a place name may hold ("Rio de Janeiro", "Isle of Man")
 PLACE_PARTICLES = frozenset({"of", "de", "la", "du", "and", "upon"})
 
@@ -59,15 +59,21 @@ def _is_dateline(head: str) -> bool:
 
 
 def first_sentence(article: str) -> str:
-    """The article's first sentence after its dateline; a break after an abbreviation
-    ("Busch Stadium contained a few more St. Louis ...") is no sentence end."""
-    parts = sentences(without_dateline(article), "en")
-    first = parts[0] if parts else ""
-    for part in parts[1:]:
-        if not ABBREVIATION.search(first):
-            break
-        first = f"{first} {part}"
-    return first
+    """The article's first sentence after its dateline."""
+    found = whole_sentences(without_dateline(article))
+    return found[0] if found else ""
+
+
+def whole_sentences(text: str) -> list[str]:
+    """English sentences; a break after an abbreviation ("Busch Stadium contained a few more
+    St. Louis ...", "Sen. Olympia J. Snowe") is no sentence end."""
+    out: list[str] = []
+    for part in sentences(text, "en"):
+        if out and ABBREVIATION.search(out[-1]):
+            out[-1] = f"{out[-1]} {part}"
+        else:
+            out.append(part)
+    return out
 
 
 def lead_clauses(article: str) -> list[str]:

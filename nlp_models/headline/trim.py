@@ -44,7 +44,12 @@ from __future__ import annotations
 import re
 
 from nlp_models.headline.faithful import article_names, broken_runs
-from nlp_models.headline.lead import first_sentence, repeats_a_word
+from nlp_models.headline.lead import (
+    first_sentence,
+    repeats_a_word,
+    whole_sentences,
+    without_dateline,
+)
 from nlp_models.headline.sentences import sentences
 
 MIN_WORDS = 5  # a trim never cuts the result below this many words
@@ -414,17 +419,69 @@ def fallback_headline(article: str, lang: str) -> str:
 
 
 def sentence_with_phrase(article: str, phrase: str, target: int = TARGET_WORDS) -> str | None:
-    """English: the article's first sentence holding the phrase, trimmed to about `target`
-    words while the phrase stays in it (None: no sentence holds it)."""
-    for sentence in sentences(article, "en"):
-        if phrase in sentence:
-            return _trimmed(sentence, article, target, phrase)
+    """English: a sentence holding the phrase (as `_sentences_holding` finds them), trimmed
+    to about `target` words while the phrase stays in it: the first trim that repeats no
+    word, else the first, of those that open with no quote and are at most MAX_PHRASE_TRIM
+    words long; None when there is none (a longer trim is a sentence, not a headline)."""
+    trims = [_trimmed(sentence, article, target, phrase)
+             for sentence in _sentences_holding(article, phrase)]
+    if not trims:
+        return None
+    short = [t for t in trims if len(t.split()) <= MAX_PHRASE_TRIM and t[:1] not in _QUOTES]
+    clean = [t for t in short if not repeats_a_word(t)]
+    return (clean or short or [None])[0]
+
+
+MAX_PHRASE_TRIM = 20  # a trim that must keep its phrase may run long; past this, no headline
+MAX_PHRASE_SENTENCES = 3  # the sentences holding the phrase a trim is tried on
+PHRASE_GAP = 2  # words a sentence may hold between a phrase's words ("Sen. Harry Reid")
+_QUOTES = "\"'“‘"
+_NAME_PART = re.compile(r"[A-Z][\w.'’-]*")  # a name's middle: "Harry", "M.", "O'Neill"
+
+
+def _sentences_holding(article: str, phrase: str) -> list[str]:
+    """Up to MAX_PHRASE_SENTENCES sentences of the article that hold `phrase`, in reading
+    order, each written with the phrase as given: the phrase is held in other capitals too
+    ("Former chief financial officer" for "Former Chief Financial Officer", "export" for
+    "Export") and with up to PHRASE_GAP name words between its words ("Sen. Harry Reid"
+    for "Sen. Reid"; not "Sen. Snowe and Reid"). Sentences as `whole_sentences` reads
+    them, without a dateline."""
+    out: list[str] = []
+    for sentence in whole_sentences(article):
+        found = _held(without_dateline(sentence), phrase)  # "14, 2009 -- A ..." after "Dec."
+        if found is not None:
+            out.append(found)
+            if len(out) == MAX_PHRASE_SENTENCES:
+                break
+    return out
+
+
+def _held(sentence: str, phrase: str) -> str | None:
+    """`sentence` written with `phrase` where it holds it (see _sentences_holding), or None."""
+    if phrase in sentence:
+        return sentence
+    wanted = phrase.split()
+    words = sentence.split()
+    for start in range(len(words)):
+        at, matched = start, 0
+        while at < len(words) and matched < len(wanted) and at - start < len(wanted) + PHRASE_GAP:
+            last = matched == len(wanted) - 1
+            word = words[at].lower().rstrip(",;:") if last else words[at].lower()
+            if word == wanted[matched].lower():
+                matched += 1
+            elif matched == 0 or not _NAME_PART.fullmatch(words[at]):
+                break  # only a name's middle may lie between: "Sen. Snowe and Reid" is two
+            at += 1
+        if matched == len(wanted):
+            tail = words[at - 1][len(wanted[-1]):]  # the mark after the phrase's last word
+            return " ".join([*words[:start], phrase + tail, *words[at:]])
     return None
 
 
 def fallback_with_phrase(article: str, phrase: str, lang: str) -> str:
-    """The constrained fallback: the article's first sentence holding the phrase, trimmed
-    while the phrase stays in it; without one, the phrase before the fallback headline."""
+    """The constrained fallback: a sentence holding the phrase, trimmed while the phrase
+    stays in it (sentence_with_phrase); without one, the phrase before the fallback
+    headline ("Sen.: ..." reads worse than a trimmed sentence, but better than 40 words)."""
     if lang == "en":
         found = sentence_with_phrase(article, phrase)
         if found is not None:

@@ -354,3 +354,37 @@ def test_the_sentence_holding_the_phrase_is_trimmed_from_the_clause_that_holds_i
     article = ("The bank agreed to pay the United States $11,692,149 to resolve allegations that "
                "it violated the False Claims Act by falsely certifying compliance.")
     assert "$11,692,149" in sentence_with_phrase(article, "False Claims Act", 10)
+
+
+def test_a_phrase_is_found_in_other_capitals_and_around_a_names_middle():
+    from nlp_models.headline.trim import sentence_with_phrase
+
+    lead = "Sen. Harry Reid introduced legislation today to help rural counties buy new buses."
+    assert sentence_with_phrase(lead, "Sen. Reid", 12) == (
+        "Sen. Reid introduced legislation to help rural counties buy new buses")
+    lead = "A former chief financial officer for Bankrate Inc. was charged with securities fraud."
+    assert sentence_with_phrase(lead, "Former Chief Financial Officer", 12) == (
+        "Former Chief Financial Officer for Bankrate Inc. charged with securities fraud")
+    # two people are not one: "and" is no middle name
+    assert sentence_with_phrase("Sen. Snowe and Reid introduced a bill.", "Sen. Reid") is None
+
+
+def test_a_phrase_trim_that_repeats_a_word_gives_way_to_the_next_sentence_holding_it():
+    from nlp_models.headline.trim import sentence_with_phrase
+
+    article = ("The U.S. District Court for the Middle District of Florida entered an "
+               "injunction. The District Court ordered the company to stop selling drugs.")
+    assert sentence_with_phrase(article, "District Court", 12) == (
+        "District Court ordered company to stop selling drugs")
+
+
+def test_a_sentence_end_after_an_abbreviation_is_no_end_for_the_phrase():
+    from nlp_models.headline.trim import fallback_with_phrase
+
+    # before: "Sen." alone was the sentence holding "Sen.", and the headline
+    assert fallback_with_phrase("WASHINGTON -- Sen. Olympia J. Snowe hailed the award of a "
+                                "grant to Maine.", "Sen.", "en") == (
+        "Sen. Olympia J. Snowe hailed award of grant to Maine")
+    assert fallback_with_phrase("Beam Bros. Trucking Inc. and its principals agreed to pay "
+                                "$1 million.", "Beam Bros. Trucking Inc.", "en") == (
+        "Beam Bros. Trucking Inc. and its principals agreed to pay $1 million")

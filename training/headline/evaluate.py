@@ -59,11 +59,16 @@ def data_language(pairs: list[Pair], lang: str | None) -> str:
 
 
 def pairs_with_phrases(data: str) -> list[Pair]:
+    """The pairs of `data` that have a phrase; those without one are skipped with a note on
+    stderr (a newsroom file may hold a few headlines no phrase was taken from)."""
     pairs = read_pairs(data)
-    missing = sum(not p.phrase for p in pairs)
-    if missing:
-        raise SystemExit(f"{missing} lines of {data} have no 'phrase'")
-    return pairs
+    kept = [p for p in pairs if p.phrase]
+    if not kept:
+        raise SystemExit(f"no line of {data} has a 'phrase'")
+    if len(kept) < len(pairs):
+        print(f"skipping {len(pairs) - len(kept)} of {len(pairs)} lines of {data}: no 'phrase'",
+              file=sys.stderr)
+    return kept
 
 
 def load_predictor(model: str | None, lang: str, served_as: str, allow_repeats: bool,
