@@ -31,9 +31,11 @@ CLAUSE_END = re.compile(r"(?<=[,;:])\s+|\s+(?=--|—|–)")
 # what separates a dateline from the news: a spaced dash, or ─ as some wires write it
 SEPARATOR = re.compile(r"\s+(?:--|-|—|–)\s+|\s*─\s*")
 DATELINE_WORDS = 12
-# a sentence that ends in one of these ("St. Louis", "Mr. Smith", "U.S. Steel") goes on
+# a sentence that ends in one of these ("St. Louis", "Mr. Smith", "U.S. Steel", "on Feb. 14")
+# goes on
 ABBREVIATION = re.compile(r"(?:\b(?:St|Mr|Mrs|Ms|Dr|Gen|Sens?|Reps?|Gov|Lt|Col|Sgt|Capt|Inc|Corp|Co"
-                          r"|Ltd|Jr|Sr|No|vs|Prof|Mt|Ft|Bros)|\b[A-Z](?:\.[A-Z])*)\.$")
+                          r"|Ltd|Jr|Sr|No|vs|Prof|Mt|Ft|Bros|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct"
+                          r"|Nov|Dec)|\b[A-Z](?:\.[A-Z])*)\.$")
 # lower-case words a place name may hold ("Rio de Janeiro", "Isle of Man")
 PLACE_PARTICLES = frozenset({"of", "de", "la", "du", "and", "upon"})
 

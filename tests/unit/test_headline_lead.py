@@ -140,3 +140,11 @@ def test_the_lead_command_records_how_its_file_was_made(generator, tmp_path):
     torch.save({**state, "lang": "zh"}, zh)
     with pytest.raises(SystemExit, match="serves English full and Seq2BF headlines"):
         set_lead(str(zh), 0.75, 1.0, str(tmp_path / "x.pt"))
+
+
+def test_a_month_abbreviation_ends_no_sentence():
+    from nlp_models.headline.lead import whole_sentences
+
+    # before: "... Snowe (R-Maine) on Feb." was a sentence, trimmed to "Sen. Olympia J. Snowe Feb"
+    assert whole_sentences("Sen. Olympia J. Snowe on Feb. 14 voted for the bill. It passed.") == [
+        "Sen. Olympia J. Snowe on Feb. 14 voted for the bill.", "It passed."]
