@@ -49,7 +49,7 @@ from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
 from nlp_models.headline.picker import SHORTLIST, ClausePicker, Pick
 from nlp_models.headline.runs import WholeRuns
 from nlp_models.headline.seq2bf import NOT_YET, STRATEGIES, Seq2BF, Seq2BFConfig, layout
-from nlp_models.headline.titles import headline_titles
+from nlp_models.headline.titles import headline_titles, titled_holding
 from nlp_models.headline.trim import fallback_headline, fallback_with_phrase
 from nlp_models.headline.vocab import (
     BOS,
@@ -382,7 +382,7 @@ class HeadlinePredictor:
                      encoded: tuple[torch.Tensor, torch.Tensor]) -> tuple[str, float] | None:
         """The first sentence holding the phrase, trimmed, with its judge score, when the
         lead rule puts it before the generated headline (lead.py); None otherwise."""
-        spans = (self.lead.candidates(article, phrase)
+        spans = (self.lead.candidates(titled_holding(article, phrase), phrase)
                  if self.lead is not None and generated else [])
         if not spans:
             return None
@@ -424,13 +424,15 @@ class HeadlinePredictor:
     def _faithful_with(self, candidates: list[tuple[str, float]], article: str,
                        phrase: str) -> list[tuple[str, float]]:
         """Constrained candidates that state nothing neither the article nor the asked-for
-        phrase has; if none, the article's sentence with the phrase (trim.py), scored
-        below every generated candidate."""
-        said = f"{article}\n{phrase}"
+        phrase has (English: nor the article with its titles shortened, titles.py, as the
+        lead spans read it); if none, the article's sentence with the phrase (trim.py),
+        scored below every generated candidate."""
+        titled = titled_holding(article, phrase) if self.lang == "en" else article
+        said = f"{article}\n{titled}\n{phrase}"
         kept = [c for c in candidates if not unsupported(c[0], said, self.lang)]
         if kept or not candidates:
             return kept
-        return [(fallback_with_phrase(article, phrase, self.lang),
+        return [(fallback_with_phrase(titled, phrase, self.lang),
                  min(score for _, score in candidates))]
 
     @property

@@ -30,3 +30,12 @@ def headline_titles(text: str) -> str:
     for pattern, short in _TITLES:
         text = pattern.sub(short, text)
     return text
+
+
+def titled_holding(article: str, phrase: str) -> str:
+    """The article with its titles shortened, as a constrained headline's lead spans and
+    fallback read it ("U.S. Senator Olympia J. Snowe" -> "Sen. Olympia J. Snowe": the
+    editors' form), unless that loses a word of the phrase ("U.S. Senator" asked for)."""
+    titled = headline_titles(article)
+    kept = titled.lower()
+    return titled if all(word.lower() in kept for word in phrase.split()) else article

@@ -21,3 +21,11 @@ def test_a_title_before_a_name_is_shortened(article: str, read: str) -> None:
 def test_a_title_without_a_name_after_it_stays() -> None:
     text = "the Senator said the senators and the Governor of Maine agreed."
     assert headline_titles(text) == text
+
+
+def test_a_constrained_headlines_spans_read_short_titles_unless_the_phrase_needs_the_long_one():
+    from nlp_models.headline.titles import titled_holding
+
+    release = "U.S. Senator Olympia J. Snowe today hailed the grant."
+    assert titled_holding(release, "Snowe") == "Sen. Olympia J. Snowe today hailed the grant."
+    assert titled_holding(release, "U.S. Senator") == release

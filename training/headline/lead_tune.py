@@ -25,7 +25,7 @@ import sys
 
 from nlp_models.headline.lead import LeadRule
 from nlp_models.headline.predictor import HeadlinePredictor
-from nlp_models.headline.titles import headline_titles
+from nlp_models.headline.titles import headline_titles, titled_holding
 from training.headline.data import Pair
 from training.headline.metrics import ald, rouge
 
@@ -58,8 +58,9 @@ def tune_lead(predictor: HeadlinePredictor, pairs: list[Pair], beam: int | None 
     generated = [h.candidates[0] if h.candidates else ("", 0.0) for h in decoded]
     offered: dict[str, list[tuple[list[str], list[float], float]]] = {s: [] for s in kinds}
     for i, (pair, (text, _)) in enumerate(zip(pairs, generated, strict=True)):
-        # the article as the predictor reads it at serving
-        article = pair.article if constrained else headline_titles(pair.article)
+        # the article as the predictor's spans read it at serving
+        article = (titled_holding(pair.article, pair.phrase) if constrained
+                   else headline_titles(pair.article))
         for spans in kinds:
             candidates = LeadRule(0.0, 0.0, spans, target).candidates(article, pair.phrase)
             if not text:
