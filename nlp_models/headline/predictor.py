@@ -380,8 +380,9 @@ class HeadlinePredictor:
     def _phrase_lead(self, article: str, phrase: str, source: Source, order: str,
                      generated: list[tuple[str, float]],
                      encoded: tuple[torch.Tensor, torch.Tensor]) -> tuple[str, float] | None:
-        """The first sentence holding the phrase, trimmed, with its judge score, when the
-        lead rule puts it before the generated headline (lead.py); None otherwise."""
+        """A sentence holding the phrase, trimmed (trim.py's `sentence_with_phrase`, in the
+        article with short titles), with its judge score, when the lead rule puts it before
+        the generated headline (lead.py); None otherwise."""
         spans = (self.lead.candidates(titled_holding(article, phrase), phrase)
                  if self.lead is not None and generated else [])
         if not spans:
