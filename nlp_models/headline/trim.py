@@ -423,13 +423,15 @@ def sentence_with_phrase(article: str, phrase: str, target: int = TARGET_WORDS) 
     to about `target` words while the phrase stays in it: the first trim that repeats no
     word, else the first, of those that open with no quote and are at most MAX_PHRASE_TRIM
     words long; None when there is none (a longer trim is a sentence, not a headline)."""
-    trims = [_trimmed(sentence, article, target, phrase)
-             for sentence in _sentences_holding(article, phrase)]
-    if not trims:
-        return None
-    short = [t for t in trims if len(t.split()) <= MAX_PHRASE_TRIM and t[:1] not in _QUOTES]
-    clean = [t for t in short if not repeats_a_word(t)]
-    return (clean or short or [None])[0]
+    first_short = None
+    for sentence in _sentences_holding(article, phrase):
+        trim = _trimmed(sentence, article, target, phrase)
+        if len(trim.split()) > MAX_PHRASE_TRIM or trim[:1] in _QUOTES:
+            continue
+        if not repeats_a_word(trim):
+            return trim  # the later sentences need no trimming
+        first_short = first_short or trim
+    return first_short
 
 
 MAX_PHRASE_TRIM = 20  # a trim that must keep its phrase may run long; past this, no headline
