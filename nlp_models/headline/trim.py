@@ -422,12 +422,14 @@ def sentence_with_phrase(article: str, phrase: str, target: int = TARGET_WORDS) 
     """English: a sentence holding the phrase (as `_sentences_holding` finds them), trimmed
     to about `target` words while the phrase stays in it: the first trim that repeats no
     word, else the first, of those that open with no quote and are at most MAX_PHRASE_TRIM
-    words long; None when there is none (a longer trim is a sentence, not a headline)."""
+    words long and more than the phrase; None when there is none (a longer trim is a
+    sentence, not a headline)."""
     first_short = None
     for sentence in _sentences_holding(article, phrase):
         trim = _trimmed(sentence, article, target, phrase)
-        if len(trim.split()) > MAX_PHRASE_TRIM or trim[:1] in _QUOTES:
-            continue
+        n = len(trim.split())
+        if n > MAX_PHRASE_TRIM or n < MIN_HEADLINE_WORDS or trim == phrase or trim[:1] in _QUOTES:
+            continue  # a trim down to the phrase ("South Carolina") says nothing
         if not repeats_a_word(trim):
             return trim  # the later sentences need no trimming
         first_short = first_short or trim
@@ -435,6 +437,7 @@ def sentence_with_phrase(article: str, phrase: str, target: int = TARGET_WORDS) 
 
 
 MAX_PHRASE_TRIM = 20  # a trim that must keep its phrase may run long; past this, no headline
+MIN_HEADLINE_WORDS = 3  # fewer is a label, not a headline
 MAX_PHRASE_SENTENCES = 3  # the sentences holding the phrase a trim is tried on
 PHRASE_GAP = 2  # words a sentence may hold between a phrase's words ("Sen. Harry Reid")
 _QUOTES = "\"'“‘"
@@ -482,8 +485,9 @@ def _held(sentence: str, phrase: str) -> str | None:
 
 def fallback_with_phrase(article: str, phrase: str, lang: str) -> str:
     """The constrained fallback: a sentence holding the phrase, trimmed while the phrase
-    stays in it (sentence_with_phrase); without one, the phrase before the fallback
-    headline ("Sen.: ..." reads worse than a trimmed sentence, but better than 40 words)."""
+    stays in it (sentence_with_phrase); without one, the fallback headline, the phrase
+    before it unless it holds it ("Sen.: ..." reads worse than a trimmed sentence, but
+    better than 40 words)."""
     if lang == "en":
         found = sentence_with_phrase(article, phrase)
         if found is not None:
@@ -495,4 +499,7 @@ def fallback_with_phrase(article: str, phrase: str, lang: str) -> str:
                 return sentence[start:start + ZH_MAX_CHARS].rstrip("，；：、。")
     joiner = "：" if lang == "zh" else ": "
     rest = fallback_headline(article, lang)
+    held = _held(rest, phrase) if lang == "en" else None
+    if held is not None and held[:1] not in _QUOTES:
+        return held  # the trimmed lead holds it: "Sen.: Sen. Olympia J. Snowe ..." says it twice
     return f"{phrase}{joiner}{rest}" if rest else phrase

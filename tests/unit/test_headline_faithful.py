@@ -388,3 +388,27 @@ def test_a_sentence_end_after_an_abbreviation_is_no_end_for_the_phrase():
     assert fallback_with_phrase("Beam Bros. Trucking Inc. and its principals agreed to pay "
                                 "$1 million.", "Beam Bros. Trucking Inc.", "en") == (
         "Beam Bros. Trucking Inc. and its principals agreed to pay $1 million")
+
+
+def test_a_trim_down_to_the_phrase_is_no_headline_and_the_next_sentence_is_tried():
+    from nlp_models.headline.trim import sentence_with_phrase
+
+    article = ("A cook was forced to work for years. Over a five-year period, between 2009 and "
+               "2014, Edwards used force, threats of force and coercion, among other means, to "
+               "compel the victim to work as the buffet cook of a cafeteria in Conway, South "
+               "Carolina. The case is being tried by Assistant U.S. Attorney Alyssa Richardson "
+               "of the District of South Carolina.")
+    # the second sentence trims to "South Carolina" alone
+    assert sentence_with_phrase(article, "South Carolina") == (
+        "Case is being tried by Assistant U.S. Attorney Alyssa Richardson of District of "
+        "South Carolina")
+
+
+def test_a_fallback_lead_that_holds_the_phrase_is_not_prefixed_with_it():
+    from nlp_models.headline.trim import fallback_with_phrase
+
+    lead = ("WASHINGTON -- Sen. Olympia J. Snowe is praising the announcement by US Airways of "
+            "expanded daily service between the Portland International Jetport and the airline "
+            "hub city of Charlotte, North Carolina, starting next spring.")
+    # no trim of the sentence holding "Sen." is short: the lead, not "Sen.: Sen. Olympia ..."
+    assert fallback_with_phrase(lead, "Sen.", "en").startswith("Sen. Olympia J. Snowe is praising")
