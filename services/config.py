@@ -169,8 +169,9 @@ class PipelineConfig:
                                         doc="the producer's batch size per partition, bytes")
     index_batch_size: int = setting(256, env="NLP_INDEX_BATCH",
                                     doc="documents per bulk request")
-    index_batch_within: float = setting(0.5, env="NLP_INDEX_WITHIN",
-                                        doc="seconds to fill a bulk request")
+    index_batch_within: float = setting(0.1, env="NLP_INDEX_WITHIN",
+                                        doc="seconds to fill a bulk request (a partial "
+                                        "one waits this long)")
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     web_port: int | None = setting(6066, env="NLP_STREAM_WEB_PORT", parse=lambda raw:
                                    int(raw) or None, doc="the worker's web page (`/health/`, "

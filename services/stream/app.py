@@ -31,6 +31,12 @@ Failure modes and what covers them:
   in-flight batch is cancelled, ``delivery.hold`` keeps its offsets uncommitted, and the
   next owner of the partition processes it again.
 - Large messages: producer and fetch limits match the broker's 2 MiB message limit.
+- A backlog on posts.raw starving ``index_posts``: one consumer feeds both agents. Faust
+  stops fetching a partition when its stream's buffer is 80 % full, but delivers what
+  one poll returned even if it must wait for room, and meanwhile nothing else is
+  delivered; so a poll returns at most an eighth of the buffer
+  (``broker_max_poll_records``: 512 of 4,096 fit in the 20 % left). The fetch itself
+  waits 100 ms at most (``services.stream.transport``). Measured in docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ from services.config import PipelineConfig, load
 from services.credentials import KafkaSecurity
 from services.limits import MAX_RAW_BYTES
 from services.retry import WAITING
-from services.stream import indexing, metrics, stage
+from services.stream import indexing, metrics, stage, transport
 from services.stream.delivery import COUNTS
 from services.stream.headline_articles import HeadlineArticles
 from services.stream.tag_posts import TagPosts
@@ -52,9 +58,10 @@ def create_app(cfg: PipelineConfig) -> faust.App:
     """A Faust app with the pipeline's settings (no agents yet)."""
     datadir = cfg.servers.state_dir / "faust"
     datadir.mkdir(parents=True, exist_ok=True)  # Faust creates only the last level
+    buffer = max(4096, 4 * cfg.index_batch_size)
     return faust.App(
         cfg.app_id,
-        broker=f"kafka://{cfg.servers.kafka_bootstrap}",
+        broker=f"{transport.SCHEME}://{cfg.servers.kafka_bootstrap}",
         store="memory://",
         datadir=str(datadir / cfg.app_id),  # not the working directory
         autodiscover=False,
@@ -76,7 +83,8 @@ def create_app(cfg: PipelineConfig) -> faust.App:
         broker_max_poll_interval=600.0,
         broker_commit_livelock_soft_timeout=120.0,
         stream_processing_timeout=120.0,
-        stream_buffer_maxsize=max(4096, 4 * cfg.index_batch_size),
+        stream_buffer_maxsize=buffer,
+        broker_max_poll_records=buffer // 8,
         stream_wait_empty=False,
         topic_partitions=4,
         broker_credentials=KafkaSecurity.from_env().faust_credentials(),

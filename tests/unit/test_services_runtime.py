@@ -229,6 +229,22 @@ def test_the_workers_producer_lingers_and_batches_as_configured(tmp_path: Path) 
     assert app.conf.producer_linger == 0.0 and app.conf.producer_max_batch_size == 65536
 
 
+def test_the_workers_consumer_fetches_within_100_ms_and_polls_an_eighth_of_the_buffer(
+        tmp_path: Path) -> None:
+    from services.stream import transport
+    from services.stream.app import create_app
+
+    app = create_app(PipelineConfig.from_env({"NLP_STATE_DIR": str(tmp_path)}))
+    assert isinstance(app.transport, transport.Transport)
+    assert app.conf.broker_max_poll_records * 8 == app.conf.stream_buffer_maxsize
+
+    async def fetch_wait() -> int:  # aiokafka makes its consumer inside a running loop
+        consumer = app.consumer._thread._create_worker_consumer(app.transport)
+        return consumer._fetch_max_wait_ms
+
+    assert asyncio.run(fetch_wait()) == transport.FETCH_MAX_WAIT_MS == 100
+
+
 def test_web_server_disabled_means_without_web() -> None:
     from services.stream.__main__ import worker_argv
 
