@@ -32,13 +32,16 @@ def sha256(path: str | Path) -> str:
 
 
 def git_commit() -> dict:
-    """``{"commit": sha, "dirty": bool}`` of the repository, or nulls outside git."""
+    """``{"commit": sha, "dirty": bool}`` of the repository, or nulls outside git. ``dirty``:
+    a tracked file outside model_repository/ differs from the commit (publishing itself
+    writes there, e.g. the serving version's ``served_since``, before the new card)."""
     def git(*args: str) -> str:
         return subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True,
                               check=True, timeout=30).stdout.strip()
     try:
         commit = git("rev-parse", "HEAD")
-        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                         ":(exclude)model_repository"))
     except (OSError, subprocess.SubprocessError):
         return {"commit": None, "dirty": None}
     return {"commit": commit, "dirty": dirty}
