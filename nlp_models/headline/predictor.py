@@ -29,6 +29,7 @@ a headline takes their place (trim.py).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -65,6 +66,7 @@ from nlp_models.headline.wholewords import WholeWords
 KINDS = ("generator", "he", "seq2bf")
 JUDGED_TOKENS = 20  # a span's first tokens the judge reads (a longer span gets no [EOS])
 BATCH_TOKENS = 16_384  # padded source tokens per forward pass
+_CLINGS = re.compile(r"[,.:;!?)]|['’]s\b")  # written without a space before it
 
 
 @dataclass
@@ -443,8 +445,20 @@ class HeadlinePredictor:
 
     def _around(self, phrase: str, generated: list[int], strategy: str, oovs: list[str]) -> str:
         """The phrase as given, with the generated text before and after it, so the phrase
-        appears verbatim even if some of its characters are unknown to the vocabulary."""
+        appears verbatim even if some of its characters are unknown to the vocabulary; a
+        mark or "'s" that opens the text after it clings to the phrase."""
         left, right = assemble(strategy, generated)
-        before, after = self.vocab.decode(left, oovs), self.vocab.decode(right, oovs)
-        glue = "" if self.lang == "zh" else " "
-        return glue.join(part for part in (before, phrase.strip(), after) if part)
+        return around(self.vocab.decode(left, oovs), phrase, self.vocab.decode(right, oovs),
+                      self.lang)
+
+
+def around(before: str, phrase: str, after: str, lang: str) -> str:
+    """``before`` + the phrase + ``after`` as a headline writes them: Chinese without spaces,
+    English with one, except before a mark or "'s" ("Sen. Reid: Sudan", not "Sen. Reid :
+    Sudan", which the Seq2BF's separate tokens spelled in 104 of 500 Reid headlines)."""
+    if lang == "zh":
+        return before + phrase.strip() + after
+    text = " ".join(part for part in (before, phrase.strip()) if part)
+    if after and text and _CLINGS.match(after):
+        return text + after
+    return " ".join(part for part in (text, after) if part)

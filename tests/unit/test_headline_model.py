@@ -427,3 +427,14 @@ def test_chinese_headlines_are_never_shorter_than_the_chinese_floor_of_character
         out = predictor.constrained(["".join(chars)], [phrase], strategy, beam=3, n_best=3)
         for text, _ in out[0].candidates:
             assert phrase in text and len(text) >= MIN_TOKENS["zh"] > len(phrase)
+
+
+def test_a_mark_after_the_phrase_clings_to_it_as_headlines_write_it():
+    from nlp_models.headline.predictor import around
+
+    assert around("Sen.", "Reid", ": Sudan sanctions", "en") == "Sen. Reid: Sudan sanctions"
+    assert around("", "Maine", ", Collins announce aid", "en") == "Maine, Collins announce aid"
+    assert around("", "Reid", "'s bill passes", "en") == "Reid's bill passes"
+    assert around("Sen.", "Reid", "hails bill", "en") == "Sen. Reid hails bill"
+    assert around("", "Reid", "", "en") == "Reid"
+    assert around("美国", "手语", "之地", "zh") == "美国手语之地"
