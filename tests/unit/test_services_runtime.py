@@ -238,11 +238,16 @@ def test_the_workers_consumer_fetches_within_100_ms_and_polls_an_eighth_of_the_b
     assert isinstance(app.transport, transport.Transport)
     assert app.conf.broker_max_poll_records * 8 == app.conf.stream_buffer_maxsize
 
-    async def fetch_wait() -> int:  # aiokafka makes its consumer inside a running loop
-        consumer = app.consumer._thread._create_worker_consumer(app.transport)
-        return consumer._fetch_max_wait_ms
+    async def fetch_waits() -> tuple[int, int]:  # aiokafka makes consumers in a running loop
+        import aiokafka
 
-    assert asyncio.run(fetch_wait()) == transport.FETCH_MAX_WAIT_MS == 100
+        # where aiokafka keeps the value its fetcher is made with (what the transport sets)
+        plain = aiokafka.AIOKafkaConsumer(fetch_max_wait_ms=7)._fetch_max_wait_ms
+        ours = app.consumer._thread._create_worker_consumer(app.transport)._fetch_max_wait_ms
+        return plain, ours
+
+    assert asyncio.run(fetch_waits()) == (7, transport.FETCH_MAX_WAIT_MS)
+    assert transport.FETCH_MAX_WAIT_MS == 100
 
 
 def test_web_server_disabled_means_without_web() -> None:
