@@ -123,7 +123,86 @@ def compress(sentence: str, appositives: bool = True, keep: str = "") -> str:
     text = _TIME.sub("", text)
     text = _AUXILIARY.sub("", text)
     text = _tidy(_without_determiners(text))
+    for name_once in (lambda t: _SHARED_HEAD.sub(r"\1s of \2and ", t), _without_shared_titles):
+        if keep in (named_once := name_once(text)):
+            text = named_once
     return text[:1].upper() + text[1:]
+
+
+# two bodies of one kind, named once: "Department of Justice and Department of Homeland
+# Security" -> "Departments of Justice and Homeland Security"
+_SHARED_HEAD = re.compile(
+    r"\b(Department|Office|Bureau|Division|Committee) of ((?:[A-Z][\w&'.-]*\s)+)and \1 of ")
+
+
+_TITLES = frozenset(
+    "Sen. Sens. Senator Rep. Reps. Representative Senate House Democratic Republican Majority "
+    "Minority Leader Assistant Speaker Chairman Chairwoman Ranking Member Gov. Governor Mayor "
+    "Secretary Attorney General Deputy Acting U.S. Whip President Vice".split())
+
+
+_PLURAL_TITLES = {"Sen.": "Sens.", "Rep.": "Reps.", "Senator": "Senators", "Leader": "Leaders",
+                  "Representative": "Representatives", "Gov.": "Govs.", "Mayor": "Mayors",
+                  "Governor": "Governors", "Secretary": "Secretaries", "Chairman": "Chairmen"}
+
+
+def _without_shared_titles(text: str) -> str:
+    """Two people joined by "and" whose titles share words, the shared title said once:
+    "Senate Democratic Leader Harry Reid and House Democratic Leader Nancy Pelosi urged" ->
+    "Democratic Leaders Harry Reid and Nancy Pelosi urged", "Sen. Harry Reid and Sen. John
+    Sununu" -> "Sens. Harry Reid and John Sununu" (a title said twice is a repeat); without
+    a plural for it ("Attorney General"), the names alone."""
+    words = text.split()
+    for i, word in enumerate(words):
+        if word != "and" or i == 0:
+            continue
+        left_name = _name_back(words, i)
+        left_titles = _titles_back(words, i - len(left_name))
+        right_titles = _titles_forward(words, i + 1)
+        right_name = _name_forward(words, i + 1 + len(right_titles))
+        if (len(left_name) >= 2 and len(right_name) >= 2 and left_titles and right_titles
+                and set(left_titles) & set(right_titles)):
+            start = i - len(left_name) - len(left_titles)
+            end = i + 1 + len(right_titles) + len(right_name)
+            shared = [t for t in left_titles if t in right_titles]
+            title = ([*shared[:-1], _PLURAL_TITLES[shared[-1]]]
+                     if shared[-1] in _PLURAL_TITLES else [])
+            return " ".join([*words[:start], *title, *left_name, "and", *right_name,
+                             *words[end:]])
+    return text
+
+
+def _titles_back(words: list[str], end: int) -> list[str]:
+    start = end
+    while start > 0 and words[start - 1] in _TITLES:
+        start -= 1
+    return words[start:end]
+
+
+def _titles_forward(words: list[str], start: int) -> list[str]:
+    end = start
+    while end < len(words) and words[end] in _TITLES:
+        end += 1
+    return words[start:end]
+
+
+def _name_back(words: list[str], end: int) -> list[str]:
+    """The name that ends before word `end`; none after a comma (the end of a list:
+    "Sen. A, and Sen. B" keeps its titles for the subject rule's first-of-a-list)."""
+    start = end
+    while (start > 0 and words[start - 1][:1].isupper() and words[start - 1] not in _TITLES
+           and not words[start - 1].endswith(",")):
+        start -= 1
+    return words[start:end]
+
+
+def _name_forward(words: list[str], start: int) -> list[str]:
+    end = start
+    while end < len(words) and words[end][:1].isupper() and words[end] not in _TITLES:
+        end += 1
+        if words[end - 1].endswith(","):
+            break
+    return words[start:end]
 
 
 def _without_preamble(text: str, keep: str = "") -> str:
@@ -234,9 +313,10 @@ def _shortened(words: list[str], target: int) -> str:
     return _tidy(" ".join(words))
 
 
-# a reduced relative clause that ends a subject: "A federal grand jury sitting in Flint,
-# Michigan, has returned ..."
-_SUBJECT_PARTICIPLE = re.compile(r"\s+(?:sitting|based|located|headquartered)\s+in\s+\S.*$")
+# a reduced relative clause or a place that ends a subject: "A federal grand jury sitting in
+# Flint, Michigan, has returned ...", "A federal court in Tampa, Florida, has barred ..."
+_SUBJECT_PARTICIPLE = re.compile(
+    r"\s+(?:(?:sitting|based|located|headquartered)\s+in\s+\S|in\s+[A-Z]).*$")
 _SUBJECT_COMMA = re.compile(rf",\s+(?!{_STATES})")
 
 
@@ -384,14 +464,22 @@ def _trimmed(sentence: str, article: str, target: int, phrase: str = "") -> str:
     California subsidiary": faithful.py's runs), the appositives stay."""
     names = article_names(article)  # read once: both attempts check against it
     for appositives in (True, False):
-        compressed = compress(sentence, appositives, keep=phrase)
-        short = shorten(compressed, target)
+        compressed = _with_final_period(compress(sentence, appositives, keep=phrase), phrase)
+        short = _with_final_period(shorten(compressed, target), phrase)
         if phrase not in short:  # the phrase is in a later clause: start the trim there
             short = shorten(_from_clause_with(compressed, phrase), target)
         text = (short if phrase in short else compressed if phrase in compressed
                 else sentence)
         if phrase in compressed and not broken_runs(text, names):
             break  # else the appositives stay: the phrase or two names' gap was in one
+    return text
+
+
+def _with_final_period(text: str, phrase: str) -> str:
+    """`text` with the final period of a phrase that ends it ("... Industries Inc."): the
+    trim drops a sentence's last period, the phrase keeps it."""
+    if phrase.endswith(".") and text.endswith(phrase[:-1]):
+        return text + "."
     return text
 
 
@@ -462,25 +550,50 @@ def _sentences_holding(article: str, phrase: str) -> list[str]:
 
 
 def _held(sentence: str, phrase: str) -> str | None:
-    """`sentence` written with `phrase` where it holds it (see _sentences_holding), or None."""
+    """`sentence` written with `phrase` where it holds it (see _sentences_holding), or None.
+    Besides the name's middle, a sentence holds the phrase with a state between its words
+    ("Former Hadley, Massachusetts, Police Officer" holds "Hadley Police") and, for a
+    phrase of two capitalised words, in the order "<second> of [the] <first>" ("Department
+    of Justice" holds "Justice Department"): an editor writes either."""
     if phrase in sentence:
         return sentence
+    for form in _other_forms(sentence, phrase):
+        if phrase.lower() in form.lower():
+            at = form.lower().index(phrase.lower())
+            return form[:at] + phrase + form[at + len(phrase):]
     wanted = phrase.split()
     words = sentence.split()
     for start in range(len(words)):
         at, matched = start, 0
         while at < len(words) and matched < len(wanted) and at - start < len(wanted) + PHRASE_GAP:
             last = matched == len(wanted) - 1
-            word = words[at].lower().rstrip(",;:") if last else words[at].lower()
-            if word == wanted[matched].lower():
+            word = words[at].lower().rstrip(",;:.") if last else words[at].lower()
+            if word == (wanted[matched].lower().rstrip(".") if last else wanted[matched].lower()):
                 matched += 1
             elif matched == 0 or not _NAME_PART.fullmatch(words[at]):
                 break  # only a name's middle may lie between: "Sen. Snowe and Reid" is two
             at += 1
         if matched == len(wanted):
-            tail = words[at - 1][len(wanted[-1]):]  # the mark after the phrase's last word
+            sentence_word, phrase_word = words[at - 1], wanted[-1]
+            tail = sentence_word[len(phrase_word.rstrip(".")):].lstrip(".")  # its mark
             return " ".join([*words[:start], phrase + tail, *words[at:]])
     return None
+
+
+_STATE_INSIDE = re.compile(rf"(?<=[a-z]),\s+{_STATES},?\s+(?=[A-Z])")
+
+
+def _other_forms(sentence: str, phrase: str) -> list[str]:
+    """`sentence` with the phrase's words in the other order an editor writes them
+    ("Department of Justice" -> "Justice Department", for the phrase "Justice Department")
+    and without a state between two capitalised words ("Hadley, Massachusetts, Police")."""
+    forms = [_STATE_INSIDE.sub(" ", sentence)]
+    words = phrase.split()
+    if len(words) == 2 and all(w[:1].isupper() for w in words):
+        first, second = words
+        forms.append(re.sub(rf"\b{re.escape(second)} of (?:the )?{re.escape(first)}\b", phrase,
+                            sentence))
+    return [f for f in forms if f != sentence]
 
 
 def fallback_with_phrase(article: str, phrase: str, lang: str) -> str:

@@ -195,8 +195,8 @@ def test_the_trimmed_lead_keeps_what_follows_its_verb():
         "Jamal Marshall sentenced to six months")
     assert trimmed_lead("The Department of Justice and the Department of Homeland Security "
                         "released a report today on terrorism convictions.", 10) == (
-        "Department of Justice and Department of Homeland Security released report on "
-        "terrorism convictions")
+        "Departments of Justice and Homeland Security released report on terrorism "
+        "convictions")  # the two bodies named once (below): no cut is needed
     # beyond the verb's next words, cuts go on as before
     assert trimmed_lead("Sen. Harry Reid released a statement on the bill, which the Senate "
                         "passed by a vote of 90 to 4 after a long debate.", 8) == (
@@ -412,3 +412,47 @@ def test_a_fallback_lead_that_holds_the_phrase_is_not_prefixed_with_it():
             "hub city of Charlotte, North Carolina, starting next spring.")
     # no trim of the sentence holding "Sen." is short: the lead, not "Sen.: Sen. Olympia ..."
     assert fallback_with_phrase(lead, "Sen.", "en").startswith("Sen. Olympia J. Snowe is praising")
+
+
+def test_a_phrase_is_found_in_the_other_order_and_around_a_state():
+    from nlp_models.headline.trim import sentence_with_phrase
+
+    memo = "The Department of Justice issued a memo on federal marijuana enforcement policy."
+    assert sentence_with_phrase(memo, "Justice Department") == (
+        "Justice Department issued memo on federal marijuana enforcement policy")
+    arrest = ("A former Hadley, Massachusetts, Police Officer was arrested and charged in "
+              "federal court.")
+    assert sentence_with_phrase(arrest, "Hadley Police") == (
+        "Former Hadley Police Officer arrested and charged in federal court")
+    # a phrase's final period is no part of the match: the trim lost it, the phrase keeps it
+    settled = "The Justice Department reached an agreement with Hartz Mountain Industries Inc."
+    assert sentence_with_phrase(settled, "Hartz Mountain Industries Inc.") == (
+        "Justice Department reached agreement with Hartz Mountain Industries Inc.")
+
+
+def test_two_bodies_or_two_people_of_one_title_are_named_once():
+    from nlp_models.headline.trim import trimmed_lead
+
+    assert trimmed_lead("The Department of Justice and the Department of Homeland Security "
+                        "released a report today on terrorism convictions.") == (
+        "Departments of Justice and Homeland Security released report on terrorism convictions")
+    assert trimmed_lead("Senate Democratic Leader Harry Reid and House Democratic Leader Nancy "
+                        "Pelosi urged their colleagues to support an independent commission.") == (
+        "Democratic Leaders Harry Reid and Nancy Pelosi urged their colleagues to support "
+        "independent commission")
+    assert trimmed_lead("Sen. Harry Reid and Sen. John Sununu introduced a bill to create a "
+                        "new series of coins.").startswith("Sens. Harry Reid and John Sununu")
+    # different titles stay: nothing is said twice
+    assert trimmed_lead("Sen. Harry Reid and Rep. Shelley Berkley announced a grant for Las "
+                        "Vegas.").startswith("Sen. Harry Reid and Rep. Shelley Berkley")
+
+
+def test_a_place_after_a_subject_that_repeats_it_is_cut():
+    from nlp_models.headline.trim import trimmed_lead
+
+    assert trimmed_lead("A federal grand jury in the Southern District of Florida returned an "
+                        "indictment charging two Florida tax return preparers.") == (
+        "Federal grand jury returned indictment charging two Florida tax return preparers")
+    # "in" before a lower-case word is no place: "sit in front" stays
+    assert "sit in front" in trimmed_lead("Patients generally sit in front of a light box and "
+                                          "the doctor said it works.")
