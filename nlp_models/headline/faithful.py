@@ -213,6 +213,12 @@ def _named_in_en(name: str, article: str) -> bool:
                      re.IGNORECASE) is not None
 
 
+def _plural_of_named(name: str, article: str) -> bool:
+    """"Departments" for the article's "Department of Justice and Department of ...": the
+    trim names two bodies of one kind once (trim.py)."""
+    return len(name) > 4 and name.endswith("s") and _named_in_en(name[:-1], article)
+
+
 def names_zh(headline: str) -> list[str]:
     import jieba.posseg  # imported on first use: loading its dictionary takes a second
 
@@ -227,7 +233,8 @@ def unsupported_names(headline: str, article: str, lang: str) -> list[str]:
         folded = fold(article)
         return [n for n in names_zh(headline) if n not in folded]
     readings, names = _en_readings(article)
-    missing = [n for n in names_en(headline) if not any(_named_in_en(n, a) for a in readings)]
+    missing = [n for n in names_en(headline)
+               if not any(_named_in_en(n, a) or _plural_of_named(n, a) for a in readings)]
     return missing + broken_runs(headline, names)
 
 

@@ -141,17 +141,15 @@ _TITLES = frozenset(
     "Secretary Attorney General Deputy Acting U.S. Whip President Vice".split())
 
 
-_PLURAL_TITLES = {"Sen.": "Sens.", "Rep.": "Reps.", "Senator": "Senators", "Leader": "Leaders",
-                  "Representative": "Representatives", "Gov.": "Govs.", "Mayor": "Mayors",
-                  "Governor": "Governors", "Secretary": "Secretaries", "Chairman": "Chairmen"}
+_PLURAL_TITLES = {"Sen.": "Sens.", "Rep.": "Reps."}  # others read as names the article lacks
 
 
 def _without_shared_titles(text: str) -> str:
     """Two people joined by "and" whose titles share words, the shared title said once:
-    "Senate Democratic Leader Harry Reid and House Democratic Leader Nancy Pelosi urged" ->
-    "Democratic Leaders Harry Reid and Nancy Pelosi urged", "Sen. Harry Reid and Sen. John
-    Sununu" -> "Sens. Harry Reid and John Sununu" (a title said twice is a repeat); without
-    a plural for it ("Attorney General"), the names alone."""
+    "Sen. Harry Reid and Sen. John Sununu" -> "Sens. Harry Reid and John Sununu" (a title said
+    twice is a repeat); without a plural for it, the names alone: "Senate Democratic Leader
+    Harry Reid and House Democratic Leader Nancy Pelosi urged" -> "Harry Reid and Nancy
+    Pelosi urged" ("Democratic Leaders Harry Reid" would name a run the article lacks)."""
     words = text.split()
     for i, word in enumerate(words):
         if word != "and" or i == 0:
@@ -585,14 +583,15 @@ _STATE_INSIDE = re.compile(rf"(?<=[a-z]),\s+{_STATES},?\s+(?=[A-Z])")
 
 def _other_forms(sentence: str, phrase: str) -> list[str]:
     """`sentence` with the phrase's words in the other order an editor writes them
-    ("Department of Justice" -> "Justice Department", for the phrase "Justice Department")
+    ("U.S. Department of Justice" -> "Justice Department", for the phrase "Justice
+    Department")
     and without a state between two capitalised words ("Hadley, Massachusetts, Police")."""
     forms = [_STATE_INSIDE.sub(" ", sentence)]
     words = phrase.split()
     if len(words) == 2 and all(w[:1].isupper() for w in words):
         first, second = words
-        forms.append(re.sub(rf"\b{re.escape(second)} of (?:the )?{re.escape(first)}\b", phrase,
-                            sentence))
+        forms.append(re.sub(rf"(?:\bU\.S\. )?\b{re.escape(second)} of (?:the )?"
+                            rf"{re.escape(first)}\b", phrase, sentence))
     return [f for f in forms if f != sentence]
 
 

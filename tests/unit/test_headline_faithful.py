@@ -438,7 +438,7 @@ def test_two_bodies_or_two_people_of_one_title_are_named_once():
         "Departments of Justice and Homeland Security released report on terrorism convictions")
     assert trimmed_lead("Senate Democratic Leader Harry Reid and House Democratic Leader Nancy "
                         "Pelosi urged their colleagues to support an independent commission.") == (
-        "Democratic Leaders Harry Reid and Nancy Pelosi urged their colleagues to support "
+        "Harry Reid and Nancy Pelosi urged their colleagues to support "
         "independent commission")
     assert trimmed_lead("Sen. Harry Reid and Sen. John Sununu introduced a bill to create a "
                         "new series of coins.").startswith("Sens. Harry Reid and John Sununu")
@@ -456,3 +456,22 @@ def test_a_place_after_a_subject_that_repeats_it_is_cut():
     # "in" before a lower-case word is no place: "sit in front" stays
     assert "sit in front" in trimmed_lead("Patients generally sit in front of a light box and "
                                           "the doctor said it works.")
+
+
+def test_what_the_trim_names_once_is_no_unsupported_name():
+    from nlp_models.headline.faithful import unsupported_names
+    from nlp_models.headline.trim import sentence_with_phrase, trimmed_lead
+
+    report = ("WASHINGTON -- The Department of Justice and the Department of Homeland Security "
+              "released a report today on terrorism convictions.")
+    said = trimmed_lead(report)
+    assert said.startswith("Departments of Justice")
+    assert unsupported_names(f"Justice Department: {said}", report, "en") == []
+    leaders = ("Senate Democratic Leader Harry Reid and House Democratic Leader Nancy Pelosi "
+               "urged their colleagues to support an independent commission.")
+    assert unsupported_names(trimmed_lead(leaders), leaders, "en") == []
+    # "U.S. Department of Justice" is the "Justice Department", not a "U.S. Justice Department"
+    suit = "The U.S. Department of Justice filed a civil action in federal court."
+    found = sentence_with_phrase(suit, "Justice Department")
+    assert found == "Justice Department filed civil action in federal court"
+    assert unsupported_names(found, suit, "en") == []
