@@ -123,16 +123,28 @@ def compress(sentence: str, appositives: bool = True, keep: str = "") -> str:
     text = _TIME.sub("", text)
     text = _AUXILIARY.sub("", text)
     text = _tidy(_without_determiners(text))
-    for name_once in (lambda t: _SHARED_HEAD.sub(r"\1s of \2and ", t), _without_shared_titles):
-        if keep in (named_once := name_once(text)):
-            text = named_once
+    text = _named_once(text, keep)
     return text[:1].upper() + text[1:]
 
 
-# two bodies of one kind, named once: "Department of Justice and Department of Homeland
-# Security" -> "Departments of Justice and Homeland Security"
+def _named_once(text: str, keep: str = "") -> str:
+    """`text` with two bodies or two people of one title named once (a title said twice is a
+    repeat, which `degenerate` counts and the lead rule never offers), unless that loses
+    `keep`."""
+    for rule in (_bodies_named_once, _without_shared_titles):
+        if keep in (shorter := rule(text)):
+            text = shorter
+    return text
+
+
 _SHARED_HEAD = re.compile(
     r"\b(Department|Office|Bureau|Division|Committee) of ((?:[A-Z][\w&'.-]*\s)+)and \1 of ")
+
+
+def _bodies_named_once(text: str) -> str:
+    """"Department of Justice and Department of Homeland Security" -> "Departments of Justice
+    and Homeland Security"."""
+    return _SHARED_HEAD.sub(r"\1s of \2and ", text)
 
 
 _TITLES = frozenset(
@@ -171,6 +183,7 @@ def _without_shared_titles(text: str) -> str:
 
 
 def _titles_back(words: list[str], end: int) -> list[str]:
+    """The title words ("Senate Democratic Leader") that end before word `end`."""
     start = end
     while start > 0 and words[start - 1] in _TITLES:
         start -= 1
@@ -178,6 +191,7 @@ def _titles_back(words: list[str], end: int) -> list[str]:
 
 
 def _titles_forward(words: list[str], start: int) -> list[str]:
+    """The title words from word `start` on."""
     end = start
     while end < len(words) and words[end] in _TITLES:
         end += 1
@@ -195,6 +209,7 @@ def _name_back(words: list[str], end: int) -> list[str]:
 
 
 def _name_forward(words: list[str], start: int) -> list[str]:
+    """The capitalised words of a name from word `start` on, up to a comma."""
     end = start
     while end < len(words) and words[end][:1].isupper() and words[end] not in _TITLES:
         end += 1
@@ -582,10 +597,9 @@ _STATE_INSIDE = re.compile(rf"(?<=[a-z]),\s+{_STATES},?\s+(?=[A-Z])")
 
 
 def _other_forms(sentence: str, phrase: str) -> list[str]:
-    """`sentence` with the phrase's words in the other order an editor writes them
-    ("U.S. Department of Justice" -> "Justice Department", for the phrase "Justice
-    Department")
-    and without a state between two capitalised words ("Hadley, Massachusetts, Police")."""
+    """`sentence` without a state between two capitalised words ("Hadley, Massachusetts,
+    Police") and with a two-word phrase in the other order editors write ("U.S. Department
+    of Justice" -> "Justice Department", for the phrase "Justice Department")."""
     forms = [_STATE_INSIDE.sub(" ", sentence)]
     words = phrase.split()
     if len(words) == 2 and all(w[:1].isupper() for w in words):
