@@ -51,6 +51,7 @@ from nlp_models.headline.lead import (
     without_dateline,
 )
 from nlp_models.headline.sentences import sentences
+from nlp_models.headline.wholewords import MIN_HEADLINE_WORDS
 
 MIN_WORDS = 5  # a trim never cuts the result below this many words
 # the words after the main verb a cut keeps: its object and where it leads ("released
@@ -538,7 +539,6 @@ def sentence_with_phrase(article: str, phrase: str, target: int = TARGET_WORDS) 
 
 
 MAX_PHRASE_TRIM = 20  # a trim that must keep its phrase may run long; past this, no headline
-MIN_HEADLINE_WORDS = 3  # fewer is a label, not a headline
 MAX_PHRASE_SENTENCES = 3  # the sentences holding the phrase a trim is tried on
 PHRASE_GAP = 2  # words a sentence may hold between a phrase's words ("Sen. Harry Reid")
 _QUOTES = "\"'“‘"

@@ -87,7 +87,9 @@ GROWING_START, GROWING_END = OPENING | JOINING, CLOSING | JOINING
 ALONE = OPENING | CLOSING | DASHES  # a token without letters or digits
 TOP_K = 32  # candidates checked per hypothesis and step
 WIDE_K = 256  # checked too when none of the TOP_K passes
-MIN_WORDS = 3  # a full headline ends with at least this many words
+# fewer words are a label, not a headline: the beam ends no full headline shorter, the
+# trims (trim.py) offer none and `degenerate` (training/headline/quality.py) counts one
+MIN_HEADLINE_WORDS = 3
 DEAD_END_COST = 20.0  # log-probability a hypothesis pays when no candidate keeps the rule
 
 
@@ -234,7 +236,7 @@ class WholeWords:
         while same < min(len(old), len(new)) and old[same] == new[same]:
             same += 1
         open_last = not ended and bool(after) and after[-1].isalnum()
-        if self.whole_headline and ended and closes and len(new) < MIN_WORDS:
+        if self.whole_headline and ended and closes and len(new) < MIN_HEADLINE_WORDS:
             return False
         # the old last word may be finished by this step: check it again with the new ones
         for k in range(max(0, min(same, len(old) - 1)), len(new)):
@@ -291,7 +293,7 @@ class WholeWords:
         while same < min(len(old), len(new)) and old[-1 - same] == new[-1 - same]:
             same += 1
         open_first = not ended and bool(after) and after[0].isalnum()
-        if self.whole_headline and ended and closes and len(new) < MIN_WORDS:
+        if self.whole_headline and ended and closes and len(new) < MIN_HEADLINE_WORDS:
             return False
         changed = len(new) - same
         # the old first word may be finished by this step: check it again with the new ones

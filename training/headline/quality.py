@@ -44,7 +44,7 @@ from nlp_models.headline.faithful import (
     unsupported_names,
     unsupported_numbers,
 )
-from nlp_models.headline.wholewords import glued, shaped, token_core
+from nlp_models.headline.wholewords import MIN_HEADLINE_WORDS, glued, shaped, token_core
 
 _TOK = DefaultTokenizer(use_stemmer=False)
 
@@ -106,7 +106,7 @@ def degenerate_reasons(headline: str, article: str, vocab: frozenset[str],
         cores = [c.lower() for c in map(token_core, headline.split()) if c]
         repeated = (any(n > 1 for n in Counter(t for t in tokens if len(t) >= 3).values())
                     or any(a == b for a, b in zip(cores, cores[1:], strict=False)))
-        short = len(tokens) < 3
+        short = len(tokens) < MIN_HEADLINE_WORDS
     for flag, name in ((unknown, "unknown_word"), (repeated, "repeated"), (short, "too_short")):
         if flag:
             reasons.append(name)
