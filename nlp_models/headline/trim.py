@@ -571,8 +571,7 @@ def _held(sentence: str, phrase: str) -> str | None:
     if phrase in sentence:
         return sentence
     for form in _other_forms(sentence, phrase):
-        if phrase.lower() in form.lower():
-            at = form.lower().index(phrase.lower())
+        if (at := form.lower().find(phrase.lower())) >= 0:
             return form[:at] + phrase + form[at + len(phrase):]
     wanted = phrase.split()
     words = sentence.split()
