@@ -109,8 +109,10 @@ _FINITE = frozenset("is are was were has have had said won lost made took gave p
 
 
 def _tidy(text: str) -> str:
-    text = re.sub(r"\s+([,;:.])", r"\1", " ".join(text.split()))
-    return text.strip(" ,;:-—–.")
+    """One space between words, none before a mark; no mark and no "and" or "or" at the end
+    (a cut after the phrase may leave one: "... connections to lobbyist Jack Abramoff and")."""
+    text = re.sub(r"\s+([,;:.])", r"\1", " ".join(text.split())).strip(" ,;:-—–.")
+    return re.sub(r"[\s,]+(?:and|or)$", "", text)
 
 
 def compress(sentence: str, appositives: bool = True, keep: str = "") -> str:
@@ -300,23 +302,28 @@ def _from_clause_with(text: str, phrase: str) -> str:
     return rest[:1].upper() + rest[1:]
 
 
-def shorten(text: str, target: int = TARGET_WORDS) -> str:
+def shorten(text: str, target: int = TARGET_WORDS, keep: str = "") -> str:
     """Step 3: cut trailing clauses until at most `target` words and no word of 3+ letters
     said twice ("sentenced to six months imprisonment and six months home confinement"), or
     no cut is left. A repeat may be cut within the AFTER_VERB words ("made the following
-    statement following the announcement"), length not. A subject that says a word twice
-    is cut to one part first; one that says a word of the trim's rest, after the cuts."""
-    short = _shortened(_subject_without_repeat(text, within=True).split(), target)
+    statement following the announcement"), length not; no cut falls before the end of
+    `keep` ("Justice Department reached settlement agreement with South Carolina Department
+    of Corrections, to ensure ..." ends after the phrase, not at "with"). A subject that
+    says a word twice is cut to one part first; one that says a word of the trim's rest,
+    after the cuts."""
+    short = _shortened(_subject_without_repeat(text, within=True).split(), target, keep)
     if repeats_a_word(short) and (alone := _subject_without_repeat(short)) != short:
-        short = _shortened(alone.split(), target)
+        short = _shortened(alone.split(), target, keep)
     return short
 
 
-def _shortened(words: list[str], target: int) -> str:
+def _shortened(words: list[str], target: int, keep: str = "") -> str:
     verb = _main_verb(words)  # cuts only shorten the end: the first verb stays where it is
     verb_kept = verb is not None and verb < target
+    through = _words_through(words, keep)
     floor = max(MIN_WORDS, verb + 1 + AFTER_VERB) if verb_kept else MIN_WORDS
     repeat_floor = max(MIN_WORDS, verb + 1) if verb_kept else MIN_WORDS
+    floor, repeat_floor = max(floor, through), max(repeat_floor, through)
     while True:
         cut = _last_cut(words, floor) if len(words) > target else None
         if cut is None and repeats_a_word(" ".join(words)):
@@ -325,6 +332,13 @@ def _shortened(words: list[str], target: int) -> str:
             break
         words = words[:cut]
     return _tidy(" ".join(words))
+
+
+def _words_through(words: list[str], keep: str) -> int:
+    """How many of `words` run through the end of `keep` (0 when they do not hold it)."""
+    text = " ".join(words)
+    at = text.find(keep) if keep else -1
+    return len(text[: at + len(keep)].split()) if at >= 0 else 0
 
 
 # a reduced relative clause or a place that ends a subject: "A federal grand jury sitting in
@@ -481,7 +495,10 @@ def _trimmed(sentence: str, article: str, target: int, phrase: str = "") -> str:
         compressed = _with_final_period(compress(sentence, appositives, keep=phrase), phrase)
         short = _with_final_period(shorten(compressed, target), phrase)
         if phrase not in short:  # the phrase is in a later clause: start the trim there
-            short = shorten(_from_clause_with(compressed, phrase), target)
+            clause = _from_clause_with(compressed, phrase)
+            short = shorten(clause, target)
+            if phrase not in short:  # a cut before its end lost it: end the trim after it
+                short = shorten(clause, target, phrase)
         text = (short if phrase in short else compressed if phrase in compressed
                 else sentence)
         if phrase in compressed and not broken_runs(text, names):

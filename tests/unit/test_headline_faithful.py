@@ -356,6 +356,30 @@ def test_the_sentence_holding_the_phrase_is_trimmed_from_the_clause_that_holds_i
     assert "$11,692,149" in sentence_with_phrase(article, "False Claims Act", 10)
 
 
+def test_a_phrase_deep_in_its_sentence_ends_the_trim_instead_of_being_cut():
+    from nlp_models.headline.trim import fallback_with_phrase, sentence_with_phrase
+
+    article = ("The Justice Department today reached a settlement agreement with the South "
+               "Carolina Department of Corrections (SCDC), to ensure that inmates with hearing "
+               "disabilities are provided effective communication and the opportunity to "
+               "participate equally in SCDC's services, programs, and activities.")
+    expected = ("Justice Department reached settlement agreement with South Carolina "
+                "Department of Corrections")
+    assert sentence_with_phrase(article, "Carolina Department of Corrections") == expected
+    # before: no trim of 20 words or fewer held it, so the phrase was put before the lead
+    # ("Carolina Department of Corrections: Justice Department reached settlement agreement")
+    assert fallback_with_phrase(article, "Carolina Department of Corrections", "en") == expected
+
+
+def test_a_trim_ends_on_no_and():
+    from nlp_models.headline.trim import sentence_with_phrase
+
+    article = ("The senators wrote President Bush asking him to explain the White House's "
+               "numerous connections to indicted lobbyist Jack Abramoff and to release all "
+               "records of his visits.")
+    assert sentence_with_phrase(article, "Jack Abramoff").endswith("Jack Abramoff")
+
+
 def test_a_phrase_is_found_in_other_capitals_and_around_a_names_middle():
     from nlp_models.headline.trim import sentence_with_phrase
 
