@@ -497,8 +497,9 @@ def _trimmed(sentence: str, article: str, target: int, phrase: str = "") -> str:
         if phrase not in short:  # the phrase is in a later clause: start the trim there
             clause = _from_clause_with(compressed, phrase)
             short = shorten(clause, target)
-            if phrase not in short:  # a cut before its end lost it: end the trim after it
-                short = shorten(clause, target, phrase)
+            if phrase not in short:  # a cut before its end lost it: end the trim after it,
+                kept = shorten(clause, target, phrase)  # unless that says a word twice
+                short = short if repeats_a_word(kept) else kept
         text = (short if phrase in short else compressed if phrase in compressed
                 else sentence)
         if phrase in compressed and not broken_runs(text, names):
