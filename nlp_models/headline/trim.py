@@ -307,10 +307,10 @@ def shorten(text: str, target: int = TARGET_WORDS, keep: str = "") -> str:
     said twice ("sentenced to six months imprisonment and six months home confinement"), or
     no cut is left. A repeat may be cut within the AFTER_VERB words ("made the following
     statement following the announcement"), length not; no cut falls before the end of
-    `keep` ("Justice Department reached settlement agreement with South Carolina Department
-    of Corrections, to ensure ..." ends after the phrase, not at "with"). A subject that
-    says a word twice is cut to one part first; one that says a word of the trim's rest,
-    after the cuts."""
+    `keep` ("Department of Justice entered into settlement agreement with House Committee on
+    Oversight and Government Reform and will begin to produce ..." ends after the phrase
+    "House Committee on Oversight", not at "with"). A subject that says a word twice is cut
+    to one part first; one that says a word of the trim's rest, after the cuts."""
     short = _shortened(_subject_without_repeat(text, within=True).split(), target, keep)
     if repeats_a_word(short) and (alone := _subject_without_repeat(short)) != short:
         short = _shortened(alone.split(), target, keep)
