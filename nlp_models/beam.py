@@ -58,10 +58,7 @@ def expand(x: torch.Tensor, beam: int) -> torch.Tensor:
 @torch.no_grad()
 def beam_search(search: Search, batch: int, beam: int, n_best: int, max_len: int,
                 alpha: float) -> list[list[Hypothesis]]:
-    """Per input, the hypotheses that ended before the search stopped, best first: its
-    n_best (where it found as many), then any others that ended on the way. The search
-    stops on the n_best-th; the others cost nothing more and give a caller that withholds
-    candidates (faithfulness, predictor.py) alternatives before its fallback."""
+    """Per input, its n_best hypotheses, best first."""
     # Only the first copy of each input is live at step 0, so the beam does not fill with
     # duplicates of the same first token.
     scores = torch.full((batch, beam), float("-inf"))
@@ -107,4 +104,4 @@ def beam_search(search: Search, batch: int, beam: int, n_best: int, max_len: int
         if keep.numel() < n:
             alive, nth_best = alive[keep], nth_best[keep]
         scores, prev = scores[keep], tok[keep].view(-1)
-    return finished
+    return [f[:n_best] for f in finished]

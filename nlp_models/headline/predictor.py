@@ -277,8 +277,7 @@ class HeadlinePredictor:
 
     def _search(self, batch: Encoded, texts: list[str], beam: int,
                 n_best: int) -> list[list[tuple[str, float]]]:
-        """Beam search on one encoded group: per article, its n_best (headline, score),
-        then any others that ended before the search stopped (beam.py)."""
+        """Beam search on one encoded group: per article, its n_best (headline, score)."""
         hyps = generate(self.model, _pad([s.ids for s in batch.sources]), batch.src_ext,
                         max(len(s.oovs) for s in batch.sources), beam, n_best, self.alpha,
                         self.min_tokens, self.rule, self.words,
@@ -353,7 +352,7 @@ class HeadlinePredictor:
                 for i, s, h in zip(group, inputs, hyps, strict=True):
                     out[i] = Headlines.of(self._faithful_with(
                         [(self.vocab.decode(x.tokens, s.oovs), x.score) for x in h],
-                        articles[i], phrases[i])[:n_best], truncated[i])
+                        articles[i], phrases[i]), truncated[i])
                 continue
             order = strategy or self.default_strategy
             if order not in STRATEGIES:
