@@ -389,7 +389,8 @@ def generate(model: HeadlineGenerator, src: torch.Tensor, src_ext: torch.Tensor,
     model.eval()
     search = GeneratorSearch(model, src, src_ext, n_ext, beam, min_tokens, rule, words,
                              articles, encoded)
-    return beam_search(search, src.shape[0], beam, n_best, model.cfg.max_target, alpha)
+    return beam_search(search, src.shape[0], beam, n_best, model.cfg.max_target, alpha,
+                       stable_first=True)
 
 
 def generate_constrained(model: Seq2BF, src: torch.Tensor, phrases: list[list[int]],
@@ -409,7 +410,8 @@ def generate_constrained(model: Seq2BF, src: torch.Tensor, phrases: list[list[in
     model.eval()
     search = Seq2BFSearch(model, src, phrases, beam, strategy, min_tokens, src_ext, n_ext, rule,
                           words, articles, encoded)
-    return beam_search(search, src.shape[0], beam, n_best, model.cfg.max_target, alpha)
+    return beam_search(search, src.shape[0], beam, n_best, model.cfg.max_target, alpha,
+                       stable_first=True)
 
 
 def assemble(strategy: str, generated: list[int]) -> tuple[list[int], list[int]]:

@@ -23,8 +23,10 @@ as likely a headline as its own; an English Seq2BF checkpoint adapted to a newsr
 the first sentence holding the phrase, judged by the Seq2BF model around the phrase.
 
 Every kind, last: a candidate that states a number (with its unit) or a name the article
-lacks is not returned (faithful.py); when no candidate is left, the article's own lead made
-a headline takes their place (trim.py).
+lacks is not returned (faithful.py); when the first is withheld, the article's own lead made
+a headline comes first (trim.py). The first candidate does not depend on how many are asked
+for (beam.py's `stable_first`): what the pipeline shows first is what `training evaluate`
+measures.
 """
 
 from __future__ import annotations
@@ -124,6 +126,12 @@ def _batches(lengths: list[int]) -> list[list[int]]:
     return groups
 
 
+def _before(first: tuple[str, float],
+            rest: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """`first`, then the candidates of `rest` with another text."""
+    return [first] + [c for c in rest if c[0] != first[0]]
+
+
 def _pad(rows: list[list[int]], value: int = PAD) -> torch.Tensor:
     width = max(len(r) for r in rows)
     return torch.tensor([r + [value] * (width - len(r)) for r in rows], dtype=torch.long)
@@ -172,7 +180,8 @@ class HeadlinePredictor:
                    else "no word of 3+ letters or digits twice")
         order = "" if full else f", growing both sides of the phrase ({self.default_strategy})"
         rules.append(f"beam search (decode.py){order}: length penalty {self.alpha}, no end "
-                     f"before {self.min_tokens} tokens, {repeats}")
+                     f"before {self.min_tokens} tokens, {repeats}; the first as a search for "
+                     "one finds it")
         if isinstance(self.words, WholeWords):
             rules.append(f"whole words (wholewords.py): {len(self.words.known):,} known words "
                          "or the article's, glued tokens only as the article writes them")
@@ -190,7 +199,7 @@ class HeadlinePredictor:
                          f"{self.lead.length_bonus})")
         rules.append("faithfulness (faithful.py): a candidate stating a number or name the "
                      "article" + ("" if full else " or phrase") + " lacks is withheld")
-        rules.append("fallback (trim.py): when every candidate is withheld, "
+        rules.append("fallback (trim.py): when the first candidate is withheld, first, "
                      + ("the lead trimmed to a headline" if full
                         else "the first sentence holding the phrase, trimmed"))
         return rules
@@ -248,21 +257,22 @@ class HeadlinePredictor:
                 first = ((pick.text, pick.log_prob) if pick is not None
                          else self._lead(articles[i], batch, k, rest))
                 if first is not None:
-                    rest = [first] + [c for c in rest if c[0] != first[0]]
+                    rest = _before(first, rest)
                 out[i] = Headlines.of(self._faithful(rest, articles[i], batch, k)[:n_best],
                                       truncated[i])
         return out
 
     def _faithful(self, candidates: list[tuple[str, float]], article: str, batch: Encoded,
                   k: int) -> list[tuple[str, float]]:
-        """The candidates that state no number or name the article lacks (faithful.py); if
-        none does, the article's own lead made a headline (trim.py), judged by the
-        generator."""
+        """The candidates that state no number or name the article lacks (faithful.py). When
+        the best one does, the article's own lead made a headline (trim.py), judged by the
+        generator, comes first: the beam's next hypotheses read worse than the lead, and
+        `training evaluate`, asking for one headline, measures the lead."""
         kept = [c for c in candidates if not unsupported(c[0], article, self.lang)]
-        if kept or not candidates:
+        if not candidates or kept[:1] == candidates[:1]:
             return kept
         fallback = fallback_headline(article, self.lang)
-        return [(fallback, self._judge(batch, k, [fallback])[0])] if fallback else []
+        return _before((fallback, self._judge(batch, k, [fallback])[0]), kept) if fallback else kept
 
     @torch.no_grad()
     def _encoded(self, sources: list[Source]) -> Iterator[Encoded]:
@@ -374,7 +384,7 @@ class HeadlinePredictor:
                                            (encoded[0][k : k + 1], encoded[1][k : k + 1]))
                          if encoded is not None else None)
                 if first is not None:
-                    candidates = [first] + [c for c in candidates if c[0] != first[0]]
+                    candidates = _before(first, candidates)
                 out[i] = Headlines.of(self._faithful_with(
                     candidates, articles[i], phrases[i])[:n_best], truncated[i])
         return out
@@ -428,15 +438,15 @@ class HeadlinePredictor:
                        phrase: str) -> list[tuple[str, float]]:
         """Constrained candidates that state nothing neither the article nor the asked-for
         phrase has (English: nor the article with its titles shortened, titles.py, as the
-        lead spans read it); if none, the article's sentence with the phrase (trim.py),
-        scored below every generated candidate."""
+        lead spans read it). When the best one does, the article's sentence with the phrase
+        (trim.py), scored below every generated candidate, comes first (as in _faithful)."""
         titled = titled_holding(article, phrase) if self.lang == "en" else article
         said = f"{article}\n{titled}\n{phrase}"
         kept = [c for c in candidates if not unsupported(c[0], said, self.lang)]
-        if kept or not candidates:
+        if not candidates or kept[:1] == candidates[:1]:
             return kept
-        return [(fallback_with_phrase(titled, phrase, self.lang),
-                 min(score for _, score in candidates))]
+        return _before((fallback_with_phrase(titled, phrase, self.lang),
+                        min(score for _, score in candidates)), kept)
 
     @property
     def default_strategy(self) -> str:

@@ -21,6 +21,7 @@ from nlp_models.headline.serving import (
     ConstrainedHeadlineService,
     HeadlineService,
 )
+from nlp_models.headline.trim import fallback_with_phrase
 from nlp_models.headline.vocab import SubwordVocab
 
 CORPUS = ["Toyota Motor Corp said it would recall cars in Japan to fix brakes.",
@@ -123,6 +124,20 @@ def test_each_request_gets_at_most_the_candidates_it_asked_for_and_only_faithful
     results = constrained.generate(CORPUS[:4], ["en"] * 4, ["Toyota"] * 4, [""] * 4, counts)
     assert all(1 <= len(r.candidates) <= n for r, n in zip(results, expected, strict=True))
     assert all("Toyota" in text for r in results for text, _ in r.candidates)
+
+
+def test_a_withheld_best_candidate_gives_way_to_the_article_not_to_the_next_one(directories):
+    """The pipeline shows three candidates, `training evaluate` measures one: when the best
+    states what the article lacks, both show the article's sentence first (the beam's next
+    hypotheses read worse), then the faithful rest."""
+    predictor = HeadlinePredictor.load(directories[1] / "headline_en.pt")
+    article = CORPUS[0]
+    candidates = [("Toyota to recall 5 million cars", -1.0),  # a number the article lacks
+                  ("Toyota to recall cars in Japan", -1.5)]
+    shown = predictor._faithful_with(candidates, article, "Toyota")
+    assert [text for text, _ in shown] == [fallback_with_phrase(article, "Toyota", "en"),
+                                           "Toyota to recall cars in Japan"]
+    assert predictor._faithful_with(candidates[1:], article, "Toyota") == candidates[1:]
 
 
 def test_an_unknown_token_longer_than_any_word_is_not_copyable():
