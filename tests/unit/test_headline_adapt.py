@@ -13,6 +13,7 @@ from nlp_models.headline.predictor import HeadlinePredictor, save_checkpoint
 from nlp_models.headline.seq2bf import Seq2BF, Seq2BFConfig
 from nlp_models.headline.vocab import SubwordVocab
 from training.headline.adapt import AdaptOptions, adapt, split_holdout, time_ordered
+from training.headline.lead_tune import house_choice
 
 ARTICLES = ["Toyota Motor Corp said it would recall cars in Japan to fix brakes.",
             "The central bank raised interest rates by a quarter point on Tuesday.",
@@ -138,3 +139,18 @@ def test_a_chinese_generators_clause_picker_is_trained_anew_on_the_newsroom(tmp_
     assert record["curve"][-1]["judge_weight"] == trained["judge_weight"]
     picked = HeadlinePredictor.load(out / "best.pt").headlines(ZH_ARTICLES[:1], beam=2)[0]
     assert picked.candidates[0][0].rstrip("。") == "这是今年第三次加息"
+
+
+def _choice(rougeL: float, ald: float) -> dict:
+    return {"rougeL": rougeL, "ald": ald}
+
+
+def test_the_house_length_is_chosen_only_among_rules_near_the_best_score():
+    # Sen. Reid's constrained grid (holdout): the sentence whenever there is one came within
+    # 2 words of the house's length at 8 points below the best rule
+    best, longer, sentence = _choice(0.4061, -2.61), _choice(0.4059, -2.42), _choice(0.3264, 1.13)
+    assert house_choice([best, longer, sentence]) == longer  # the closest of the near ones
+    # a rule within 2 words and within a point of the best wins over the best
+    fits = _choice(0.4272, -0.52)
+    assert house_choice([_choice(0.4345, -2.56), fits]) == fits
+    assert house_choice([_choice(0.4345, -2.56), _choice(0.4200, -0.52)])["rougeL"] == 0.4345

@@ -219,15 +219,15 @@ REPEAT_TOLERANCE = 0.01
 
 def retune_length(checkpoint: Path, holdout: list[Pair], record: Path) -> dict:
     """Choose the adapted English generator's beam length penalty on the held-out pairs,
-    its lead rule off (chosen next): the best ROUGE-L F among the penalties whose headlines'
-    mean length is within MAX_LENGTH_GAP words of the editors', else the one closest in
-    length; only among those whose headlines say a word twice (`repeats_a_word`) at most
-    REPEAT_TOLERANCE more often than at 1.5. A newsroom's house length is part of its
-    style: adapted on Sen. Reid's releases at the generic 1.5, headlines came out 3.7
-    words short; on DOJ's, 2.5 took the test set's degenerate headlines from 2.0 to 7.0 %
-    (longer beams ran on into repeats and garble)."""
+    its lead rule off (chosen next), as `house_choice` of lead_tune.py chooses (the best
+    ROUGE-L F within 2 words of the editors' mean length, else the closest, among those at
+    most 1 point below the best); only among those whose headlines say a word twice
+    (`repeats_a_word`) at most REPEAT_TOLERANCE more often than at 1.5. A newsroom's house
+    length is part of its style: adapted on Sen. Reid's releases at the generic 1.5,
+    headlines came out 3.7 words short; on DOJ's, 2.5 took the test set's degenerate
+    headlines from 2.0 to 7.0 % (longer beams ran on into repeats and garble)."""
     from training.headline.evaluate import best_headlines
-    from training.headline.lead_tune import MAX_LENGTH_GAP
+    from training.headline.lead_tune import house_choice
     from training.headline.metrics import ald, rouge
 
     predictor = HeadlinePredictor.load(checkpoint, threads=2)
@@ -243,9 +243,7 @@ def retune_length(checkpoint: Path, holdout: list[Pair], record: Path) -> dict:
                      "repeated": round(sum(map(repeats_a_word, headlines)) / len(headlines), 4)})
     generic = next(g["repeated"] for g in grid if g["length_penalty"] == 1.5)
     clean = [g for g in grid if g["repeated"] <= generic + REPEAT_TOLERANCE]
-    within = [g for g in clean if abs(g["ald"]) <= MAX_LENGTH_GAP]
-    best = (max(within, key=lambda g: g["rougeL"]) if within
-            else min(clean, key=lambda g: abs(g["ald"])))
+    best = house_choice(clean)
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
     state["meta"]["length_penalty"] = best["length_penalty"]
     state["meta"]["adapted"]["length_tuning"] = best
