@@ -23,10 +23,10 @@ as likely a headline as its own; an English Seq2BF checkpoint adapted to a newsr
 the first sentence holding the phrase, judged by the Seq2BF model around the phrase.
 
 Every kind, last: a candidate that states a number (with its unit) or a name the article
-lacks is not returned (faithful.py); when the first is withheld, the article's own lead made
-a headline comes first (trim.py). The first candidate does not depend on how many are asked
-for (beam.py's `stable_first`): what the pipeline shows first is what `training evaluate`
-measures.
+lacks is not returned (faithful.py); the first shown is the lead's span or the beam's best,
+and when both are withheld, the article's own lead made a headline (trim.py). So the first
+does not depend on how many candidates are asked for (nor does the beam's best: beam.py's
+`stable_first`): what the pipeline shows first is what `training evaluate` measures.
 """
 
 from __future__ import annotations
@@ -199,7 +199,7 @@ class HeadlinePredictor:
                          f"{self.lead.length_bonus})")
         rules.append("faithfulness (faithful.py): a candidate stating a number or name the "
                      "article" + ("" if full else " or phrase") + " lacks is withheld")
-        rules.append("fallback (trim.py): when the first candidate is withheld, first, "
+        rules.append("fallback (trim.py): first when the best candidates are withheld, "
                      + ("the lead trimmed to a headline" if full
                         else "the first sentence holding the phrase, trimmed"))
         return rules
@@ -256,20 +256,25 @@ class HeadlinePredictor:
                                                     strict=True)):
                 first = ((pick.text, pick.log_prob) if pick is not None
                          else self._lead(articles[i], batch, k, rest))
+                # what a request for one headline holds: the pick alone, or the lead's span
+                # and the beam's best
+                tier = (1 if first is None or pick is not None
+                        else len(_before(first, rest[:1])))
                 if first is not None:
                     rest = _before(first, rest)
-                out[i] = Headlines.of(self._faithful(rest, articles[i], batch, k)[:n_best],
-                                      truncated[i])
+                out[i] = Headlines.of(
+                    self._faithful(rest, tier, articles[i], batch, k)[:n_best], truncated[i])
         return out
 
-    def _faithful(self, candidates: list[tuple[str, float]], article: str, batch: Encoded,
-                  k: int) -> list[tuple[str, float]]:
-        """The candidates that state no number or name the article lacks (faithful.py). When
-        the best one does, the article's own lead made a headline (trim.py), judged by the
-        generator, comes first: the beam's next hypotheses read worse than the lead, and
-        `training evaluate`, asking for one headline, measures the lead."""
+    def _faithful(self, candidates: list[tuple[str, float]], tier: int, article: str,
+                  batch: Encoded, k: int) -> list[tuple[str, float]]:
+        """The candidates that state no number or name the article lacks (faithful.py). The
+        first is one of the first `tier` (what a request for one headline holds); when all
+        of them are withheld, the article's own lead made a headline (trim.py), judged by
+        the generator: the beam's later hypotheses read worse than the lead, and never come
+        first, so the first of three is the headline `training evaluate` measures."""
         kept = [c for c in candidates if not unsupported(c[0], article, self.lang)]
-        if not candidates or kept[:1] == candidates[:1]:
+        if not candidates or (kept and kept[0] in candidates[:tier]):
             return kept
         fallback = fallback_headline(article, self.lang)
         return _before((fallback, self._judge(batch, k, [fallback])[0]), kept) if fallback else kept
@@ -362,7 +367,7 @@ class HeadlinePredictor:
                 for i, s, h in zip(group, inputs, hyps, strict=True):
                     out[i] = Headlines.of(self._faithful_with(
                         [(self.vocab.decode(x.tokens, s.oovs), x.score) for x in h],
-                        articles[i], phrases[i]), truncated[i])
+                        articles[i], phrases[i])[:n_best], truncated[i])
                 continue
             order = strategy or self.default_strategy
             if order not in STRATEGIES:
@@ -383,10 +388,11 @@ class HeadlinePredictor:
                 first = (self._phrase_lead(articles[i], phrases[i], s, order, candidates,
                                            (encoded[0][k : k + 1], encoded[1][k : k + 1]))
                          if encoded is not None else None)
+                tier = 1 if first is None else len(_before(first, candidates[:1]))
                 if first is not None:
                     candidates = _before(first, candidates)
                 out[i] = Headlines.of(self._faithful_with(
-                    candidates, articles[i], phrases[i])[:n_best], truncated[i])
+                    candidates, articles[i], phrases[i], tier)[:n_best], truncated[i])
         return out
 
     def _phrase_lead(self, article: str, phrase: str, source: Source, order: str,
@@ -435,15 +441,15 @@ class HeadlinePredictor:
             _pad([x.fwd_targets for x in laid])).tolist()
 
     def _faithful_with(self, candidates: list[tuple[str, float]], article: str,
-                       phrase: str) -> list[tuple[str, float]]:
+                       phrase: str, tier: int = 1) -> list[tuple[str, float]]:
         """Constrained candidates that state nothing neither the article nor the asked-for
         phrase has (English: nor the article with its titles shortened, titles.py, as the
-        lead spans read it). When the best one does, the article's sentence with the phrase
-        (trim.py), scored below every generated candidate, comes first (as in _faithful)."""
+        lead spans read it). The first is one of the first `tier`, else (as in _faithful) the
+        article's sentence with the phrase (trim.py), scored below every generated one."""
         titled = titled_holding(article, phrase) if self.lang == "en" else article
         said = f"{article}\n{titled}\n{phrase}"
         kept = [c for c in candidates if not unsupported(c[0], said, self.lang)]
-        if not candidates or kept[:1] == candidates[:1]:
+        if not candidates or (kept and kept[0] in candidates[:tier]):
             return kept
         return _before((fallback_with_phrase(titled, phrase, self.lang),
                         min(score for _, score in candidates)), kept)
