@@ -138,6 +138,11 @@ def test_a_withheld_best_candidate_gives_way_to_the_article_not_to_the_next_one(
     assert [text for text, _ in shown] == [fallback_with_phrase(article, "Toyota", "en"),
                                            "Toyota to recall cars in Japan"]
     assert predictor._faithful_with(candidates[1:], article, "Toyota") == candidates[1:]
+    # a lead rule's span and the beam's best are what a request for one holds (tier 2): a
+    # withheld span gives way to the beam's best
+    span = ("Toyota Motor Corp said it would recall 5 million cars", -0.5)
+    shown = predictor._faithful_with([span, *candidates[1:]], article, "Toyota", tier=2)
+    assert [text for text, _ in shown] == ["Toyota to recall cars in Japan"]
 
 
 def test_an_unknown_token_longer_than_any_word_is_not_copyable():
