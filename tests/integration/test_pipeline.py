@@ -633,8 +633,10 @@ def test_sample_articles_get_full_and_constrained_headlines(pipeline: PipelineRu
         if article["lang"] == "zh" and zh_picker:  # the best is a span the picker chose
             assert full[0]["text"] in article["body"]
             generated = full[1:]
-        assert [c["score"] for c in generated] == sorted((c["score"] for c in generated),
-                                                         reverse=True)
+        # the first generated is the one a request for one headline gets (beam.py's
+        # stable_first: a longer search may end better-scored ones); the rest by score
+        later = [c["score"] for c in generated[1:]]
+        assert later == sorted(later, reverse=True)
         phrase = article["required_phrases"][0]
         assert all(c["phrase"] == phrase for c in constrained)
         assert all(contains_phrase(c["text"], phrase, article["lang"]) for c in constrained)
