@@ -51,7 +51,9 @@ class HeadlineServiceServicer:
 
     def Suggest(self, request, context):
         """All candidates at once, full ones first, then constrained ones per phrase in request
-        order; within each group best first.
+        order; within each group best first: the headline a request for one would get, then
+        the others by score (which can be higher than the first's: a longer search for more
+        candidates may end better-scored alternatives; docs/models/headline.md).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
