@@ -32,8 +32,8 @@
         [--strategy tok-b|tok-f|seq-b|seq-f|mixed|he] [--copy]
     python -m training evaluate headline --data FILE.jsonl [--model PATH] [--beam 4]
     python -m training evaluate constrained-headline --data FILE.jsonl --strategy tok-b [--beam 3]
-    python -m training baseline headline --data FILE.jsonl
-    python -m training baseline constrained-headline --data FILE.jsonl
+    python -m training baseline headline --data FILE.jsonl [--train-data FILE]
+    python -m training baseline constrained-headline --data FILE.jsonl [--train-data FILE]
     python -m training compare headline|constrained-headline --data FILE.jsonl --model A --model B
         [--strategy tok-b] [--start N]
     python -m training publish pos_tagger|hashtag_generator|headline_generator|

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from training.headline.data import Pair, lead_gap_pairs
@@ -87,3 +88,28 @@ def test_the_sentence_oracle_takes_the_sentence_closest_to_the_reference_in_any_
     assert best_sentence(Pair("股市周一下跌。丰田召回汽车。", "丰田召回一万辆汽车"), "zh") == (
         "丰田召回汽车。", 1)
     assert best_sentence(Pair("  ", "anything"), "en") == ("", 0)
+
+
+def test_baselines_carry_evaluates_self_checks_and_the_editors_own_headlines_get_them_too(
+        tmp_path):
+    """The floor of `degenerate` and `unsupported`: a newsroom's own headlines may repeat a
+    word or name what the article lacks, and the baseline reports how often."""
+    from training.headline.evaluate import evaluate_lead, evaluate_phrase_baselines
+
+    article = "Acme Corp said on Monday its profit rose. Analysts in Boston had expected less."
+    rows = [{"article": article, "headline": "Acme profit rises", "phrase": "Acme"},
+            {"article": article, "headline": "Acme profit rises, Acme says", "phrase": "Acme"},
+            {"article": article, "headline": "Acme profit rises, Zenith says", "phrase": "Acme"},
+            {"article": article, "headline": "Acme profit up 40 %", "phrase": "Acme"}]
+    data = tmp_path / "newsroom.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    train = [str(DATA / "headline_en_sample.jsonl"), str(data)]
+
+    for result in (evaluate_lead(str(data), "en", train),
+                   evaluate_phrase_baselines(str(data), "en", train)):
+        editors = result["editors"]
+        assert editors["degenerate"] == 0.25  # "Acme" twice
+        assert editors["unsupported_name"] == 0.25  # Zenith
+        assert editors["unsupported_number"] == 0.25  # 40 %
+    lead = evaluate_lead(str(data), "en", train)
+    assert lead["degenerate"] == 0.0 and lead["unsupported"] == 0.0  # the article's own sentence

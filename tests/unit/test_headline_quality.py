@@ -7,6 +7,7 @@ import torch
 from training.headline.quality import (
     degenerate_rate,
     degenerate_reasons,
+    degenerate_shares,
     training_vocabulary,
     unsupported_rates,
     vocabulary_from_files,
@@ -51,6 +52,13 @@ def test_fewer_than_three_words_is_degenerate():
 def test_degenerate_rate_counts_headlines():
     heads = ["Government would raise minimum wage", "wage wage wage"]
     assert degenerate_rate(heads, [BRITISH, BRITISH], VOCAB, "en") == 0.5
+
+
+def test_degenerate_shares_say_which_check_each_headline_trips():
+    heads = ["Government would raise minimum wage", "wage wage wage", "Minimum wage"]
+    assert degenerate_shares(heads, [BRITISH] * 3, VOCAB, "en") == {
+        "degenerate": 0.6667,
+        "degenerate_by_reason": {"unknown_word": 0.0, "repeated": 0.3333, "too_short": 0.3333}}
 
 
 def test_unsupported_rates_count_headlines_by_what_they_lack():

@@ -90,6 +90,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         help="hashtag: cap recurring target sequences, as `train hashtag` does")
     p_base.add_argument("--lang", choices=["en", "zh"],
                         help="hashtag: language (Ext.TFIDF); headline: default guessed")
+    p_base.add_argument("--train-data", action="append", metavar="FILE",
+                        help="headlines: training JSONL whose words are the vocabulary for "
+                        "`degenerate`, as in evaluate (default <data>/headline/<lang>/train.jsonl)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -149,7 +152,7 @@ def headline(args: argparse.Namespace) -> dict:
     if args.task == "headline":
         from training.headline.evaluate import evaluate_lead
 
-        return evaluate_lead(args.data, args.lang)
+        return evaluate_lead(args.data, args.lang, args.train_data)
     from training.headline.evaluate import evaluate_phrase_baselines
 
-    return evaluate_phrase_baselines(args.data, args.lang)
+    return evaluate_phrase_baselines(args.data, args.lang, args.train_data)

@@ -5,6 +5,7 @@
         --strategy seq-b|seq-f|tok-b|tok-f [--model PATH] [--beam 3]
     python -m training baseline headline --data FILE.jsonl        (Lead-1, sentence oracle)
     python -m training baseline constrained-headline --data FILE.jsonl
+        (baselines: each with the self-checks below, as are the file's own headlines)
 
 Without --model the newest shipped version of `headline_generator` (or
 `constrained_headline_generator`) for the file's language is used; the language is taken
@@ -38,7 +39,7 @@ from training.headline.metrics import (
     rouge_per_article,
     success_rate,
 )
-from training.headline.quality import degenerate_rate, unsupported_rates, vocabulary_from_files
+from training.headline.quality import degenerate_shares, unsupported_rates, vocabulary_from_files
 from training.paths import data_dir
 from training.repository import shipped
 
@@ -105,26 +106,38 @@ def best_headlines(predictor: HeadlinePredictor, pairs: list[Pair], beam: int,
 def quality(pairs: list[Pair], predictions: list[str], lang: str,
             train_data: list[str] | None = None, predictions_path: str | None = None,
             known: list[str] | None = None, min_count: int = 1) -> dict:
-    """`degenerate` and `unsupported` of the best headlines; writes --predictions. The
-    training vocabulary of `degenerate` is read from `train_data` if given (the words seen
-    at least `min_count` times), else it is the model's own (`known`: the whole-word list
-    its checkpoint stores), else the shared training split's."""
+    """`degenerate` and `unsupported` of the best headlines; writes --predictions."""
     if predictions_path:
         with open(predictions_path, "w", encoding="utf-8") as f:
             for p, generated in zip(pairs, predictions, strict=True):
                 f.write(json.dumps({"article_id": p.id, "reference": p.headline,
                                     "generated": generated}, ensure_ascii=False) + "\n")
-    articles = [p.article for p in pairs]
-    measures = unsupported_rates(predictions, articles, lang)
+    return self_checks(pairs, predictions, lang,
+                       degenerate_vocabulary(lang, train_data, known, min_count))
+
+
+def degenerate_vocabulary(lang: str, train_data: list[str] | None = None,
+                          known: list[str] | None = None,
+                          min_count: int = 1) -> frozenset[str] | None:
+    """The training vocabulary of `degenerate`: the words of `train_data` seen at least
+    `min_count` times if given, else the model's own (`known`: the whole-word list its
+    checkpoint stores), else the shared training split's; None when none is on this machine."""
     if known and not train_data:
-        vocab = set(known)
-    else:
-        paths = train_data or default_training_files(lang)
-        if not paths:  # no shared datasets here (e.g. CI): say so rather than guess
-            return {"degenerate": None, "degenerate_note": "no training vocabulary found; "
-                    "pass --train-data or set NLP_DATA_DIR", **measures}
-        vocab = vocabulary_from_files(paths, lang, min_count)
-    return {"degenerate": degenerate_rate(predictions, articles, vocab, lang), **measures}
+        return frozenset(known)
+    paths = train_data or default_training_files(lang)
+    return vocabulary_from_files(paths, lang, min_count) if paths else None
+
+
+def self_checks(pairs: list[Pair], headlines: list[str], lang: str,
+                vocab: frozenset[str] | None) -> dict:
+    """`degenerate` (None without a vocabulary: no shared datasets here, e.g. CI; say so
+    rather than guess) and the `unsupported` shares of one headline per pair."""
+    articles = [p.article for p in pairs]
+    measures = unsupported_rates(headlines, articles, lang)
+    if vocab is None:
+        return {"degenerate": None, "degenerate_note": "no training vocabulary found; "
+                "pass --train-data or set NLP_DATA_DIR", **measures}
+    return {**degenerate_shares(headlines, articles, vocab, lang), **measures}
 
 
 def default_training_files(lang: str) -> list[str]:
@@ -193,16 +206,21 @@ LEAD_WORDS = 8  # English: issue 20's "first eight words of the article"
 DATELINE_LEAD_WORDS = 15  # issue 47: "first 15 words after the dateline"
 
 
-def evaluate_lead(data: str, lang: str | None = None) -> dict:
+def evaluate_lead(data: str, lang: str | None = None,
+                  train_data: list[str] | None = None) -> dict:
     """Lead-1 (the paper's First sentence) and, for English, the first eight words and the
-    first fifteen after the dateline, and the lead trimmed to a headline (trim.py)."""
+    first fifteen after the dateline, and the lead trimmed to a headline (trim.py); each with
+    `evaluate`'s self-checks, which `editors` applies to the file's own headlines (what a
+    writer of the house's style scores on them: the floor of `degenerate` and `unsupported`)."""
     pairs = read_pairs(data)
     lang = data_language(pairs, lang)
     references = [p.headline for p in pairs]
+    vocab = degenerate_vocabulary(lang, train_data)
 
     def scores(predictions: list[str]) -> dict:
         return {**rouge(predictions, references, lang),
-                "ald": ald(predictions, references, lang)}
+                "ald": ald(predictions, references, lang),
+                **self_checks(pairs, predictions, lang, vocab)}
 
     result = {**scores([split_lead(p.article, lang)[0] for p in pairs]),
               "articles": len(pairs), "model": "lead-1", "lang": lang}
@@ -216,6 +234,7 @@ def evaluate_lead(data: str, lang: str | None = None) -> dict:
     result["sentence_oracle"] = {**scores([s for s, _ in best]),
                                  "first_sentence_share": round(
                                      sum(i == 0 for _, i in best) / max(len(best), 1), 4)}
+    result["editors"] = self_checks(pairs, references, lang, vocab)
     return result
 
 
@@ -231,18 +250,20 @@ def best_sentence(pair: Pair, lang: str) -> tuple[str, int]:
     return found[i], i
 
 
-def evaluate_phrase_baselines(data: str, lang: str | None = None) -> dict:
+def evaluate_phrase_baselines(data: str, lang: str | None = None,
+                              train_data: list[str] | None = None) -> dict:
     """Two extractive baselines that, like Seq2BF, always contain the phrase.
 
     `phrase`: the phrase alone. The test phrases are taken from the reference headlines, so
     this is the ROUGE a constrained model gets for free; a model has to beat it to show it
     adds anything. `lead_with_phrase`: the article's first sentence containing the phrase
     (the constrained Lead-1), or, when no sentence contains it, the phrase followed by
-    Lead-1.
+    Lead-1. Each with `evaluate`'s self-checks; `editors`: those of the file's own headlines.
     """
     pairs = pairs_with_phrases(data)
     lang = data_language(pairs, lang)
     references = [p.headline for p in pairs]
+    vocab = degenerate_vocabulary(lang, train_data)
     found = [first_sentence_with(p.article, p.phrase, lang) for p in pairs]
     joiner = "" if lang == "zh" else " "
     leads = [f or p.phrase + joiner + split_lead(p.article, lang)[0]
@@ -251,8 +272,10 @@ def evaluate_phrase_baselines(data: str, lang: str | None = None) -> dict:
     def scores(predictions: list[str]) -> dict:
         return {**rouge(predictions, references, lang),
                 "success_rate": success_rate(predictions, [p.phrase for p in pairs], lang),
-                "ald": ald(predictions, references, lang)}
+                "ald": ald(predictions, references, lang),
+                **self_checks(pairs, predictions, lang, vocab)}
 
     return {"phrase": scores([p.phrase for p in pairs]), "lead_with_phrase": scores(leads),
             "phrase_in_article": round(sum(f is not None for f in found) / len(pairs), 4),
+            "editors": self_checks(pairs, references, lang, vocab),
             "articles": len(pairs), "lang": lang}

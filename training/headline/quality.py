@@ -115,9 +115,19 @@ def degenerate_reasons(headline: str, article: str, vocab: frozenset[str],
 
 def degenerate_rate(headlines: Sequence[str], articles: Sequence[str], vocab: frozenset[str],
                     lang: str) -> float:
-    bad = sum(bool(degenerate_reasons(h, a, vocab, lang))
-              for h, a in zip(headlines, articles, strict=True))
-    return round(bad / max(len(headlines), 1), 4)
+    return degenerate_shares(headlines, articles, vocab, lang)["degenerate"]
+
+
+def degenerate_shares(headlines: Sequence[str], articles: Sequence[str], vocab: frozenset[str],
+                      lang: str) -> dict:
+    """The share of degenerate headlines and, by reason, of those each reason flags (one
+    headline can have two): which check a writer trips."""
+    flagged = [degenerate_reasons(h, a, vocab, lang)
+               for h, a in zip(headlines, articles, strict=True)]
+    n = max(len(headlines), 1)
+    return {"degenerate": round(sum(map(bool, flagged)) / n, 4),
+            "degenerate_by_reason": {reason: round(sum(reason in f for f in flagged) / n, 4)
+                                     for reason in ("unknown_word", "repeated", "too_short")}}
 
 
 def unsupported_rates(headlines: Sequence[str], articles: Sequence[str],
