@@ -17,8 +17,10 @@ A headline is *unsupported* when it names something the article does not:
   ("McCain", "NASA"); stop words aside ("Sentenced to Four Years with ..." is Title Case),
   and two such words at least.
   A **run** of two such names with only a space between must also stand side by side in
-  the article, a middle initial aside: "U.S. Snowe" over "U.S. Senator Olympia J. Snowe"
-  names nobody ("Olympia Snowe" is fine). In a Title-Case headline a run also counts the
+  the article, a middle initial or a bracketed aside between: "U.S. Snowe" over "U.S.
+  Senator Olympia J. Snowe" names nobody ("Olympia Snowe" is fine, and "Agriculture's Rural
+  Community" over "Department of Agriculture's (USDA) Rural Community": the trim drops
+  asides). In a Title-Case headline a run also counts the
   words the article itself capitalises inside a sentence (its proper nouns): "Mary Ground
   Coalition" over "Senators Olympia J. Snowe and Mary Landrieu ... the Common Ground
   Coalition" is unsupported, "Bipartisan Policy Center" is not. Chinese, jieba's
@@ -55,6 +57,7 @@ _STOP = frozenset(
 _ZH_NAME_TAGS = ("nr", "ns", "nt")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _ABBREVIATION = re.compile(r"(?:[A-Za-z]\.){2,}")
+ASIDE = re.compile(r"\s*\([^()]{0,80}\)")  # "(R-Maine)", "(USDA)": never a headline's
 _POSSESSIVE = re.compile(r"['\u2019]s?$")
 _UNITS = {"%": "%", "percent": "%", "pct": "%", "per cent": "%", "bn": "bn", "billion": "bn",
           "m": "m", "mn": "m", "mln": "m", "million": "m", "tn": "tn", "trillion": "tn",
@@ -154,8 +157,9 @@ def _name_key(token: str) -> str:
 
 @dataclass(frozen=True)
 class ArticleNames:
-    """What the run check reads from an article: every two neighbouring tokens, and the two
-    around a single letter ("Olympia J. Snowe" also gives ("olympia", "snowe")); and the
+    """What the run check reads from an article: every two neighbouring tokens, also across
+    a bracketed aside ("Agriculture's (USDA) Rural" gives ("agriculture", "rural")), and the
+    two around a single letter ("Olympia J. Snowe" also gives ("olympia", "snowe")); and the
     words it capitalises inside a sentence. All as `_name_key`s."""
 
     pairs: frozenset[tuple[str, str]] = frozenset()
@@ -182,6 +186,9 @@ def article_names(article: str) -> ArticleNames:
     pairs = set(pairwise(keys))
     pairs.update((a, c) for a, b, c in zip(keys, keys[1:], keys[2:], strict=False)
                  if len(b) == 1)
+    if ASIDE.search(article):
+        pairs.update(pairwise(_name_key(m.group())
+                              for m in _EN_TOKEN.finditer(ASIDE.sub("", article))))
     capitalised = {k for m, k in zip(found, keys, strict=True)
                    if m.group()[0].isupper() and k not in _STOP
                    and not _starts_sentence(article, m.start())}
@@ -214,9 +221,11 @@ def _named_in_en(name: str, article: str) -> bool:
 
 
 def _plural_of_named(name: str, article: str) -> bool:
-    """"Departments" for the article's "Department of Justice and Department of ...": the
-    trim names two bodies of one kind once (trim.py)."""
-    return len(name) > 4 and name.endswith("s") and _named_in_en(name[:-1], article)
+    """"Departments" for the article's "Department of Justice and Department of ...", "Sens."
+    for its "Sen. Snowe and Sen. Coleman": the trim names two bodies or people of one kind
+    once (trim.py)."""
+    word = name.removesuffix(".")
+    return len(word) > 3 and word.endswith("s") and _named_in_en(word[:-1], article)
 
 
 def names_zh(headline: str) -> list[str]:

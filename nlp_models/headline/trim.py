@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import re
 
-from nlp_models.headline.faithful import article_names, broken_runs
+from nlp_models.headline.faithful import ASIDE, article_names, broken_runs
 from nlp_models.headline.lead import (
     first_sentence,
     repeats_a_word,
@@ -59,7 +59,6 @@ MIN_WORDS = 5  # a trim never cuts the result below this many words
 AFTER_VERB = 3
 TARGET_WORDS = 12
 
-_PARENS = re.compile(r"\s*\([^()]{0,80}\)")
 _STATES = (r"(?:Alabama|Alaska|Arizona|Arkansas|California|Colorado|Connecticut|Delaware"
            r"|Florida|Georgia|Hawaii|Idaho|Illinois|Indiana|Iowa|Kansas|Kentucky|Louisiana"
            r"|Maine|Maryland|Massachusetts|Michigan|Minnesota|Mississippi|Missouri|Montana"
@@ -118,7 +117,7 @@ def _tidy(text: str) -> str:
 def compress(sentence: str, appositives: bool = True, keep: str = "") -> str:
     """Steps 1 and 2: asides, a preamble (unless it holds `keep`), time expressions,
     determiners and auxiliaries dropped."""
-    text = _LEADING_TIME.sub("", _PARENS.sub("", sentence).strip())
+    text = _LEADING_TIME.sub("", ASIDE.sub("", sentence).strip())
     text = _without_preamble(text, keep)
     text = _without_self_report(text)
     if appositives:

@@ -507,3 +507,23 @@ def test_what_the_trim_names_once_is_no_unsupported_name():
     found = sentence_with_phrase(suit, "Justice Department")
     assert found == "Justice Department filed civil action in federal court"
     assert unsupported_names(found, suit, "en") == []
+
+
+def test_what_the_trim_drops_between_two_names_breaks_no_run():
+    """An aside in brackets and a second "Sen." are the trim's to drop: the names either side
+    were side by side in the article, and "Sens." is two senators it names."""
+    from nlp_models.headline.faithful import unsupported_names
+    from nlp_models.headline.trim import trimmed_lead
+
+    grant = ("U.S. Senators Olympia J. Snowe and Susan Collins announced that the United States "
+             "Department of Agriculture's (USDA) Rural Community Development Initiative awarded "
+             "$90,083 to a Maine group.")
+    said = trimmed_lead(grant)
+    assert "Agriculture's Rural Community" in said and "USDA" not in said
+    assert unsupported_names(said, grant, "en") == []
+    pair = "Sen. Olympia J. Snowe (R-ME) and Sen. Norm Coleman (R-MN) introduced a bill today."
+    said = trimmed_lead(pair)
+    assert said.startswith("Sens. Olympia J. Snowe and Norm Coleman")
+    assert unsupported_names(said, pair, "en") == []
+    # an aside is no licence for names the article never puts side by side
+    assert unsupported_names("Maine Rural Community", grant, "en") == ["maine rural"]
