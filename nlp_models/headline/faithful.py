@@ -223,9 +223,11 @@ def _named_in_en(name: str, article: str) -> bool:
 def _plural_of_named(name: str, article: str) -> bool:
     """"Departments" for the article's "Department of Justice and Department of ...", "Sens."
     for its "Sen. Snowe and Sen. Coleman": the trim names two bodies or people of one kind
-    once (trim.py)."""
+    once (trim.py). Not an acronym's: "IRSs" is a glued "IRS's", not two of them."""
     word = name.removesuffix(".")
-    return len(word) > 3 and word.endswith("s") and _named_in_en(word[:-1], article)
+    one = word[:-1]
+    return (len(word) > 3 and word.endswith("s") and not one.isupper()
+            and _named_in_en(one, article))
 
 
 def names_zh(headline: str) -> list[str]:

@@ -525,5 +525,8 @@ def test_what_the_trim_drops_between_two_names_breaks_no_run():
     said = trimmed_lead(pair)
     assert said.startswith("Sens. Olympia J. Snowe and Norm Coleman")
     assert unsupported_names(said, pair, "en") == []
+    # an acronym's "plural" is a glued possessive ("theIRSs Dirty Dozen"), no second IRS
+    assert unsupported_names("IRSs sued Steven Doletzky", "The IRS and the United States sued "
+                             "Steven Doletzky.", "en") == ["IRSs"]
     # an aside is no licence for names the article never puts side by side
     assert unsupported_names("Maine Rural Community", grant, "en") == ["maine rural"]
