@@ -5,7 +5,6 @@ import pytest
 import torch
 
 from training.headline.quality import (
-    degenerate_rate,
     degenerate_reasons,
     degenerate_shares,
     training_vocabulary,
@@ -49,12 +48,7 @@ def test_fewer_than_three_words_is_degenerate():
     assert degenerate_reasons("Minimum wage", BRITISH, VOCAB, "en") == ["too_short"]
 
 
-def test_degenerate_rate_counts_headlines():
-    heads = ["Government would raise minimum wage", "wage wage wage"]
-    assert degenerate_rate(heads, [BRITISH, BRITISH], VOCAB, "en") == 0.5
-
-
-def test_degenerate_shares_say_which_check_each_headline_trips():
+def test_degenerate_shares_count_headlines_and_say_which_check_each_trips():
     heads = ["Government would raise minimum wage", "wage wage wage", "Minimum wage"]
     assert degenerate_shares(heads, [BRITISH] * 3, VOCAB, "en") == {
         "degenerate": 0.6667,

@@ -113,15 +113,10 @@ def degenerate_reasons(headline: str, article: str, vocab: frozenset[str],
     return reasons
 
 
-def degenerate_rate(headlines: Sequence[str], articles: Sequence[str], vocab: frozenset[str],
-                    lang: str) -> float:
-    return degenerate_shares(headlines, articles, vocab, lang)["degenerate"]
-
-
 def degenerate_shares(headlines: Sequence[str], articles: Sequence[str], vocab: frozenset[str],
                       lang: str) -> dict:
-    """The share of degenerate headlines and, by reason, of those each reason flags (one
-    headline can have two): which check a writer trips."""
+    """The share of degenerate headlines and, by reason, the share each check flags (one
+    headline can trip two): which check a writer trips."""
     flagged = [degenerate_reasons(h, a, vocab, lang)
                for h, a in zip(headlines, articles, strict=True)]
     n = max(len(headlines), 1)
