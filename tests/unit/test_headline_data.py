@@ -46,6 +46,22 @@ def test_the_constrained_lead_is_the_first_sentence_with_the_phrase_in_any_parag
     assert first_sentence_with("股市周一下跌。丰田销量放缓。", "丰田", "zh") == "丰田销量放缓。"
 
 
+def test_the_baselines_first_sentence_does_not_end_at_a_title_or_an_initial():
+    """"Sens." is no Lead-1 and "... Attorney General Richard E." no sentence holding a
+    phrase: the baselines split English as the served lead rule does."""
+    from training.headline.data import first_sentence_with, lead_sentence, split_lead
+
+    release = ("Sens. Olympia J. Snowe and Susan Collins announced a grant for Bangor today. "
+               "The grant funds a clinic.\n\nMore to come.")
+    assert lead_sentence(release, "en") == (
+        "Sens. Olympia J. Snowe and Susan Collins announced a grant for Bangor today.")
+    assert split_lead(release, "en")[0] == "Sens."  # training data keeps its plain split
+    plea = ("A Houston man pleaded guilty today, announced Assistant Attorney General Richard E. "
+            "Zuckerman of the Tax Division. He faces three years in prison.")
+    assert first_sentence_with(plea, "Houston", "en") == plea.split(" He faces")[0]
+    assert lead_sentence("股市周一下跌。丰田销量放缓。", "zh") == "股市周一下跌。"
+
+
 def test_phrase_baselines_always_contain_the_phrase_and_the_bare_phrase_is_fully_precise():
     from training.headline.evaluate import evaluate_phrase_baselines
 

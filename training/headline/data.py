@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from nlp_models.headline.lead import whole_sentences
 from nlp_models.headline.sentences import SENTENCE_BREAK, sentences
 from nlp_models.headline.seq2bf import NOT_YET, STRATEGIES, layout
 from nlp_models.headline.vocab import BOS, EOS, PAD, Source, Vocab, prefixed_source
@@ -73,9 +74,22 @@ def split_lead(article: str, lang: str) -> tuple[str, str]:
     return lead, text[text.find(lead) + len(lead):].strip() if lead else ""
 
 
+def lead_sentence(article: str, lang: str) -> str:
+    """The baselines' Lead-1: the first sentence of the first paragraph, in English by the
+    lead rule's split (no end after "Sen.", "J.", "Inc.": "Sens." is no lead). `split_lead`
+    keeps the plain split the training data was made with."""
+    if lang != "en":
+        return split_lead(article, lang)[0]
+    first_paragraph = next((line for line in article.splitlines() if line.strip()), "")
+    found = whole_sentences(first_paragraph)
+    return found[0] if found else ""
+
+
 def first_sentence_with(article: str, phrase: str, lang: str) -> str | None:
-    """The article's first sentence (any paragraph) containing `phrase`, or None."""
-    return next((s for s in sentences(article, lang) if contains_phrase(s, phrase, lang)), None)
+    """The article's first sentence (any paragraph; English split as `lead_sentence`)
+    containing `phrase`, or None."""
+    found = whole_sentences(article) if lang == "en" else sentences(article, lang)
+    return next((s for s in found if contains_phrase(s, phrase, lang)), None)
 
 
 def lead_gap_pairs(pairs: list[Pair], lang: str, min_words: int = 4) -> list[Pair]:

@@ -25,13 +25,13 @@ import time
 from pathlib import Path
 
 from nlp_models import registry
-from nlp_models.headline.lead import without_dateline
+from nlp_models.headline.lead import whole_sentences, without_dateline
 from nlp_models.headline.predictor import HeadlinePredictor, Headlines
 from nlp_models.headline.sentences import sentences
 from nlp_models.headline.trim import trimmed_lead
 from nlp_models.headline.wholewords import WholeWords
 from nlp_models.language import resolve_language
-from training.headline.data import Pair, first_sentence_with, read_pairs, split_lead
+from training.headline.data import Pair, first_sentence_with, lead_sentence, read_pairs
 from training.headline.metrics import (
     ald,
     repeated_word_rate,
@@ -222,7 +222,7 @@ def evaluate_lead(data: str, lang: str | None = None,
                 "ald": ald(predictions, references, lang),
                 **self_checks(pairs, predictions, lang, vocab)}
 
-    result = {**scores([split_lead(p.article, lang)[0] for p in pairs]),
+    result = {**scores([lead_sentence(p.article, lang) for p in pairs]),
               "articles": len(pairs), "model": "lead-1", "lang": lang}
     if lang == "en":
         result["lead_8_words"] = scores([" ".join(p.article.split()[:LEAD_WORDS])
@@ -242,7 +242,7 @@ def best_sentence(pair: Pair, lang: str) -> tuple[str, int]:
     """The sentence oracle: the article's sentence with the best ROUGE-L F against the
     reference, and its position (first best on ties; ("", 0) for a blank article). An upper
     bound for any method that returns one sentence of the article as it stands."""
-    found = sentences(pair.article, lang)
+    found = whole_sentences(pair.article) if lang == "en" else sentences(pair.article, lang)
     if not found:
         return "", 0
     scored = rouge_per_article(found, [pair.headline] * len(found), lang)
@@ -266,7 +266,7 @@ def evaluate_phrase_baselines(data: str, lang: str | None = None,
     vocab = degenerate_vocabulary(lang, train_data)
     found = [first_sentence_with(p.article, p.phrase, lang) for p in pairs]
     joiner = "" if lang == "zh" else " "
-    leads = [f or p.phrase + joiner + split_lead(p.article, lang)[0]
+    leads = [f or p.phrase + joiner + lead_sentence(p.article, lang)
              for f, p in zip(found, pairs, strict=True)]
 
     def scores(predictions: list[str]) -> dict:
