@@ -85,11 +85,17 @@ def lead_sentence(article: str, lang: str) -> str:
     return found[0] if found else ""
 
 
+def baseline_sentences(article: str, lang: str) -> list[str]:
+    """The article's sentences as the baselines read them (English split as
+    `lead_sentence`)."""
+    return whole_sentences(article) if lang == "en" else sentences(article, lang)
+
+
 def first_sentence_with(article: str, phrase: str, lang: str) -> str | None:
-    """The article's first sentence (any paragraph; English split as `lead_sentence`)
-    containing `phrase`, or None."""
-    found = whole_sentences(article) if lang == "en" else sentences(article, lang)
-    return next((s for s in found if contains_phrase(s, phrase, lang)), None)
+    """The article's first sentence (any paragraph, `baseline_sentences`) containing
+    `phrase`, or None."""
+    return next((s for s in baseline_sentences(article, lang)
+                 if contains_phrase(s, phrase, lang)), None)
 
 
 def lead_gap_pairs(pairs: list[Pair], lang: str, min_words: int = 4) -> list[Pair]:

@@ -25,13 +25,18 @@ import time
 from pathlib import Path
 
 from nlp_models import registry
-from nlp_models.headline.lead import whole_sentences, without_dateline
+from nlp_models.headline.lead import without_dateline
 from nlp_models.headline.predictor import HeadlinePredictor, Headlines
-from nlp_models.headline.sentences import sentences
 from nlp_models.headline.trim import trimmed_lead
 from nlp_models.headline.wholewords import WholeWords
 from nlp_models.language import resolve_language
-from training.headline.data import Pair, first_sentence_with, lead_sentence, read_pairs
+from training.headline.data import (
+    Pair,
+    baseline_sentences,
+    first_sentence_with,
+    lead_sentence,
+    read_pairs,
+)
 from training.headline.metrics import (
     ald,
     repeated_word_rate,
@@ -242,7 +247,7 @@ def best_sentence(pair: Pair, lang: str) -> tuple[str, int]:
     """The sentence oracle: the article's sentence with the best ROUGE-L F against the
     reference, and its position (first best on ties; ("", 0) for a blank article). An upper
     bound for any method that returns one sentence of the article as it stands."""
-    found = whole_sentences(pair.article) if lang == "en" else sentences(pair.article, lang)
+    found = baseline_sentences(pair.article, lang)
     if not found:
         return "", 0
     scored = rouge_per_article(found, [pair.headline] * len(found), lang)
