@@ -28,9 +28,26 @@ MIN_WORDS, MAX_WORDS = 4, 30
 MAX_CLAUSES = 3
 BONUS_WORDS = 15  # the length bonus grows up to this many words
 CLAUSE_END = re.compile(r"(?<=[,;:])\s+|\s+(?=--|—|–)")
-# what separates a dateline from the news: a spaced dash, or ─ as some wires write it
-SEPARATOR = re.compile(r"\s+(?:--|-|—|–)\s+|\s*─\s*")
+# what separates a dateline from the news: a spaced dash, a double or triple hyphen
+# ("ORLANDO--A new study", "CHICAGO --- A"), or ─ as some wires write it
+SEPARATOR = re.compile(r"\s+(?:--|-|—|–)\s+|\s*-{2,3}\s*(?=[A-Z0-9(\"“])|\s*─\s*")
 DATELINE_WORDS = 12
+# lines a scraped page opens with before the news: photo captions and credits ("Enlarge
+# this image toggle caption Maggie Starbard/NPR Maggie Starbard/NPR", "Toby Maudsley/Getty
+# Images"), bylines ("By MARIA CHENG, AP Medical Writer", "Liz Szabo, USA TODAY",
+# "HealthDay Reporter"), a release's date ("For Immediate Release: February 13, 2018"),
+# page labels ("Back to previous page", "Font Size A A A", "Español"); and any line of at
+# most FURNITURE_WORDS words without a closing mark ("Stuart Bradford", "nutrition")
+FURNITURE = re.compile(
+    r"(?:Enlarge\b|toggle caption\b|(?:Press Release )?For Immediate Release\b|Back to previous"
+    r" page|Font Size\b|Credit:|Contact:|Follow \w+$|By (?:[A-Z][\w.'-]*,? ?){1,6}(?:AP Medical"
+    r" Writer)?$)")
+# how a credit or byline of at most CREDIT_WORDS words ends
+CREDIT = re.compile(r"(?:Getty Images\S*|New York Times|for NPR|USA TODAY|\bAP|Associated Press"
+                    r"|Reporter|Producer|Corbis|iStockphoto\S*)$")
+CREDIT_WORDS = 10
+FURNITURE_WORDS = 3
+FURNITURE_LINES = 4
 # a sentence that ends in one of these ("St. Louis", "Mr. Smith", "U.S. Steel", "on Feb. 14")
 # goes on
 ABBREVIATION = re.compile(r"(?:\b(?:St|Mr|Mrs|Ms|Dr|Gen|Sens?|Reps?|Gov|Lt|Col|Sgt|Capt|Inc|Corp|Co"
@@ -41,15 +58,35 @@ PLACE_PARTICLES = frozenset({"of", "de", "la", "du", "and", "upon"})
 
 
 def without_dateline(article: str) -> str:
-    """The article without the dateline that opens it ("SILVER SPRING, Md., May 18, 2016
-    /PRNewswire-USNewswire/ -- ", "Newswise — LOS ANGELES (Dec. 5, 2018) - ", "(Chicago) -
-    "): text before an early dash made only of capitalised words, numbers and /wire/ tags."""
-    for _ in range(2):  # "Newswise — DALLAS - April 18, 2016 - " has more than one part
+    """The article without what opens it before the news: page furniture lines (FURNITURE),
+    then the dateline ("SILVER SPRING, Md., May 18, 2016 /PRNewswire-USNewswire/ -- ",
+    "Newswise — LOS ANGELES (Dec. 5, 2018) - ", "(Chicago) - "): text before an early dash
+    made only of capitalised words, numbers and /wire/ tags."""
+    article = without_furniture(article)
+    for _ in range(3):  # "Newswise — DALLAS - April 18, 2016 - " has more than one part
         m = SEPARATOR.search(article[:200])
-        if m is None or not _is_dateline(article[: m.start()]):
+        if m is None or "\n" in article[: m.start()] or not _is_dateline(article[: m.start()]):
             break
         article = article[m.end() :]
     return article
+
+
+def without_furniture(article: str) -> str:
+    """The article without the page furniture lines (at most FURNITURE_LINES) that open it;
+    an article that is nothing else is kept whole."""
+    lines = article.lstrip().split("\n")
+    dropped = 0
+    while dropped < min(FURNITURE_LINES, len(lines) - 1) and (
+            not lines[dropped].strip() or _is_furniture(lines[dropped].strip())):
+        dropped += 1
+    return "\n".join(lines[dropped:]).lstrip() if dropped else article
+
+
+def _is_furniture(line: str) -> bool:
+    words = len(line.split())
+    return (FURNITURE.match(line) is not None
+            or (words <= CREDIT_WORDS and CREDIT.search(line) is not None)
+            or (words <= FURNITURE_WORDS and not re.search(r"[.!?:;\"”'’)]$", line)))
 
 
 def _is_dateline(head: str) -> bool:

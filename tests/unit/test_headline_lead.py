@@ -33,6 +33,9 @@ ARTICLE = ("SAN DIEGO -- Mayo Clinic researchers have found that an oral drug, a
     ("Newswise — Dec. 7, 2018─Vitamin C may reduce the harm.", "Vitamin C may reduce the harm."),
     ("(Chicago) - Eating a meal of seafood helps.", "Eating a meal of seafood helps."),
     ("Rio de Janeiro, June 2 - Brazil cut rates.", "Brazil cut rates."),
+    ("ORLANDO--A new study finds that magnets help.", "A new study finds that magnets help."),
+    ("CHICAGO --- A cancer drug prevents allergies.", "A cancer drug prevents allergies."),
+    ("Rockville, Md. (November 15, 2018)--Hot water may help.", "Hot water may help."),
 ])
 def test_the_dateline_is_cut(article, news):
     assert without_dateline(article) == news
@@ -42,8 +45,35 @@ def test_the_dateline_is_cut(article, news):
     "About 3 million people in the US - a lot - are diagnosed every year.",
     "Apple said - on Monday - that it would buy the firm.",
     "The central bank raised interest rates by a quarter point on Tuesday.",
+    "A new biologic agent--the most potent of its kind--shows promise.",
+    "Big Blue --a white knight? It is easy to see why.",
+    "BIDS POSTED AT THE CLOSE\nCHICAGO CORN - UNC\nPROCESSORS SPOT",
 ])
 def test_news_that_holds_a_dash_is_no_dateline(article):
+    assert without_dateline(article) == article
+
+
+@pytest.mark.parametrize("furniture", [
+    "Enlarge this image toggle caption Maggie Starbard/NPR Maggie Starbard/NPR",
+    "For Immediate Release: February 13, 2018\nEspañol",
+    "By MARIA CHENG, AP Medical Writer",
+    "Liz Szabo, USA TODAY",
+    "Fred R. Conrad/The New York Times",
+    "Stuart Bradford\nHealthDay Reporter",
+    "Back to previous page",
+])
+def test_page_furniture_before_the_news_is_cut(furniture):
+    news = "The FDA approved the first blood test for concussion."
+    assert without_dateline(f"{furniture}\n{news}") == news
+    assert first_sentence(f"{furniture}\nWASHINGTON--{news}") == news
+
+
+@pytest.mark.parametrize("article", [
+    "Nine Members of the Conspiracy Convicted of Terrorism Charges\nA jury convicted nine.",
+    "By placing coordinators in critical regions, the department aims to act.\nIt will.",
+    "Photo",  # nothing else: kept
+])
+def test_a_dek_a_sentence_or_a_lone_line_is_no_furniture(article):
     assert without_dateline(article) == article
 
 
