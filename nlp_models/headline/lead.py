@@ -30,23 +30,25 @@ BONUS_WORDS = 15  # the length bonus grows up to this many words
 CLAUSE_END = re.compile(r"(?<=[,;:])\s+|\s+(?=--|—|–)")
 # what separates a dateline from the news: a spaced dash, a double or triple hyphen
 # ("ORLANDO--A new study", "CHICAGO --- A"), or ─ as some wires write it
-SEPARATOR = re.compile(r"\s+(?:--|-|—|–)\s+|\s*-{2,3}\s*(?=[A-Z0-9(\"“])|\s*─\s*")
+SEPARATOR = re.compile(r"\s+(?:--|-|—|–)\s+|\s*-{2,3}\s*(?=[A-Z0-9(\"])|\s*─\s*")
 DATELINE_WORDS = 12
 # lines a scraped page opens with before the news: photo captions and credits ("Enlarge
 # this image toggle caption Maggie Starbard/NPR Maggie Starbard/NPR", "Toby Maudsley/Getty
 # Images"), bylines ("By MARIA CHENG, AP Medical Writer", "Liz Szabo, USA TODAY",
 # "HealthDay Reporter"), a release's date ("For Immediate Release: February 13, 2018"),
 # page labels ("Back to previous page", "Font Size A A A", "Español"); and any line of at
-# most FURNITURE_WORDS words without a closing mark ("Stuart Bradford", "nutrition")
+# most FURNITURE_WORDS words of Latin letters without a closing mark ("Stuart Bradford",
+# "nutrition")
 FURNITURE = re.compile(
-    r"(?:Enlarge\b|toggle caption\b|(?:Press Release )?For Immediate Release\b|Back to previous"
-    r" page|Font Size\b|Credit:|Contact:|Follow \w+$|By (?:[A-Z][\w.'-]*,? ?){1,6}(?:AP Medical"
-    r" Writer)?$)")
+    r"(?:Enlarge\b|toggle caption\b|(?:Press Release )?For Immediate Release\b"
+    r"|Back to previous page|Font Size\b|Credit:|Contact:|Español$|Follow \w+$"
+    r"|By (?:[A-Z][\w.'-]*,? ?){1,6}(?:AP Medical Writer)?$)")
 # how a credit or byline of at most CREDIT_WORDS words ends
 CREDIT = re.compile(r"(?:Getty Images\S*|New York Times|for NPR|USA TODAY|\bAP|Associated Press"
                     r"|Reporter|Producer|Corbis|iStockphoto\S*)$")
 CREDIT_WORDS = 10
 FURNITURE_WORDS = 3
+CLOSED = re.compile(r"[.!?:;\"')]$")
 FURNITURE_LINES = 4
 # a sentence that ends in one of these ("St. Louis", "Mr. Smith", "U.S. Steel", "on Feb. 14")
 # goes on
@@ -86,7 +88,7 @@ def _is_furniture(line: str) -> bool:
     words = len(line.split())
     return (FURNITURE.match(line) is not None
             or (words <= CREDIT_WORDS and CREDIT.search(line) is not None)
-            or (words <= FURNITURE_WORDS and not re.search(r"[.!?:;\"”'’)]$", line)))
+            or (words <= FURNITURE_WORDS and line.isascii() and not CLOSED.search(line)))
 
 
 def _is_dateline(head: str) -> bool:

@@ -61,6 +61,7 @@ def test_news_that_holds_a_dash_is_no_dateline(article):
     "Fred R. Conrad/The New York Times",
     "Stuart Bradford\nHealthDay Reporter",
     "Back to previous page",
+    "For Immediate Release: March 28, 2017\nEspañol",
 ])
 def test_page_furniture_before_the_news_is_cut(furniture):
     news = "The FDA approved the first blood test for concussion."
@@ -72,6 +73,8 @@ def test_page_furniture_before_the_news_is_cut(furniture):
     "Nine Members of the Conspiracy Convicted of Terrorism Charges\nA jury convicted nine.",
     "By placing coordinators in critical regions, the department aims to act.\nIt will.",
     "Photo",  # nothing else: kept
+    "男子偷垃圾桶被拘留5天\n听说过偷电线的",  # Chinese: no short line of Latin words
+    "10月9日，工业和信息化部举办了论坛之一--“信息高速公路助力脱贫”平行分论坛",
 ])
 def test_a_dek_a_sentence_or_a_lone_line_is_no_furniture(article):
     assert without_dateline(article) == article
