@@ -47,7 +47,7 @@ from nlp_models.headline.decode import (
     repeat_rule,
 )
 from nlp_models.headline.faithful import unsupported
-from nlp_models.headline.lead import LeadRule
+from nlp_models.headline.lead import LeadRule, without_furniture
 from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
 from nlp_models.headline.picker import SHORTLIST, ClausePicker, Pick
 from nlp_models.headline.runs import WholeRuns
@@ -241,7 +241,7 @@ class HeadlinePredictor:
         if self.kind != "generator":
             raise ValueError(f"a {self.kind} checkpoint generates constrained headlines only")
         if self.lang == "en":  # "U.S. Senator X" reads "Sen. X" (titles.py)
-            articles = [headline_titles(a) for a in articles]
+            articles = [headline_titles(without_furniture(a)) for a in articles]
         sources, truncated = self._sources(articles)
         out: list[Headlines | None] = [None] * len(articles)
         for batch in self._encoded(sources):
@@ -350,6 +350,8 @@ class HeadlinePredictor:
         for p in phrases:
             if not p.strip():
                 raise ValueError("a required phrase is empty")
+        if self.lang == "en":
+            articles = [without_furniture(a) for a in articles]
         sources, truncated = self._sources(articles)
         phrase_ids = [self.vocab.encode(p) for p in phrases]
         out: list[Headlines | None] = [None] * len(articles)

@@ -160,6 +160,13 @@ def test_the_served_best_headline_follows_the_rule(generator, tmp_path):
             assert served.candidates == generated
 
 
+def test_the_generator_reads_no_page_furniture(generator):
+    predictor = HeadlinePredictor.load(generator)
+    scraped = f"Enlarge this image toggle caption Jo Ann/AP Jo Ann/AP\n{ARTICLE}"
+    assert (predictor.headlines([scraped], beam=2, n_best=2)[0].candidates
+            == predictor.headlines([ARTICLE], beam=2, n_best=2)[0].candidates)
+
+
 def test_the_lead_command_records_how_its_file_was_made(generator, tmp_path):
     out = tmp_path / "lead" / "best.pt"
     result = set_lead(str(generator), 0.75, 1.0, str(out))
