@@ -32,7 +32,7 @@ CLAUSE_END = re.compile(r"(?<=[,;:])\s+|\s+(?=--|—|–)")
 # ("ORLANDO--A new study", "CHICAGO --- A"), or ─ as some wires write it
 SEPARATOR = re.compile(r"\s+(?:--|-|—|–)\s+|\s*-{2,3}\s*(?=[A-Z0-9(\"])|\s*─\s*")
 DATELINE_WORDS = 12
-# lines a scraped page opens with before the news: photo captions and credits ("Enlarge
+# lines a scraped page opens with before the news: photo captions and credits (CAPTION, "Enlarge
 # this image toggle caption Maggie Starbard/NPR Maggie Starbard/NPR", "Toby Maudsley/Getty
 # Images"), bylines ("By MARIA CHENG, AP Medical Writer", "Liz Szabo, USA TODAY",
 # "HealthDay Reporter"), a release's date ("For Immediate Release: February 13, 2018"),
@@ -43,6 +43,9 @@ FURNITURE = re.compile(
     r"(?:Enlarge\b|toggle caption\b|(?:Press Release )?For Immediate Release\b"
     r"|Back to previous page|Font Size\b|Credit:|Contact:|Español$|Follow \w+$"
     r"|By (?:[A-Z][\w.'-]*,? ?){1,6}(?:AP Medical Writer)?$)")
+# a news photo's caption, however long ("FILE PHOTO: The Merck logo is seen ...", "A view of
+# the Merck & Co. campus ... 2009. REUTERS/Mike Segar")
+CAPTION = re.compile(r"FILE PHOTO\b|.*\bREUTERS/[^.!?]{0,60}$")
 # how a credit or byline of at most CREDIT_WORDS words ends
 CREDIT = re.compile(r"(?:Getty Images\S*|New York Times|for NPR|USA TODAY|\bAP|Associated Press"
                     r"|Reporter|Producer|Corbis|iStockphoto\S*)$")
@@ -86,7 +89,7 @@ def without_furniture(article: str) -> str:
 
 def _is_furniture(line: str) -> bool:
     words = len(line.split())
-    return (FURNITURE.match(line) is not None
+    return (FURNITURE.match(line) is not None or CAPTION.match(line) is not None
             or (words <= CREDIT_WORDS and CREDIT.search(line) is not None)
             or (words <= FURNITURE_WORDS and line.isascii() and not CLOSED.search(line)))
 

@@ -62,6 +62,8 @@ def test_news_that_holds_a_dash_is_no_dateline(article):
     "Stuart Bradford\nHealthDay Reporter",
     "Back to previous page",
     "For Immediate Release: March 28, 2017\nEspañol",
+    "FILE PHOTO: The Merck logo is seen at a gate in Linden, New Jersey. REUTERS/Eduardo Munoz",
+    "A butterfly approaches a teacup in Rome May 13, 2009. REUTERS/Chris Helgren",
 ])
 def test_page_furniture_before_the_news_is_cut(furniture):
     news = "The FDA approved the first blood test for concussion."
