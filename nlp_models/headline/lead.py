@@ -63,10 +63,11 @@ PLACE_PARTICLES = frozenset({"of", "de", "la", "du", "and", "upon"})
 
 
 def without_dateline(article: str) -> str:
-    """The article without what opens it before the news: page furniture lines (FURNITURE),
-    then the dateline ("SILVER SPRING, Md., May 18, 2016 /PRNewswire-USNewswire/ -- ",
-    "Newswise — LOS ANGELES (Dec. 5, 2018) - ", "(Chicago) - "): text before an early dash
-    made only of capitalised words, numbers and /wire/ tags."""
+    """The article without what opens it before the news: page furniture lines
+    (`without_furniture`), then the dateline ("SILVER SPRING, Md., May 18, 2016
+    /PRNewswire-USNewswire/ -- ", "Newswise — LOS ANGELES (Dec. 5, 2018) - ", "(Chicago) -
+    "): text on the first line before an early dash made only of capitalised words, numbers
+    and /wire/ tags."""
     article = without_furniture(article)
     for _ in range(3):  # "Newswise — DALLAS - April 18, 2016 - " has more than one part
         m = SEPARATOR.search(article[:200])

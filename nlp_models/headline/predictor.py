@@ -350,7 +350,7 @@ class HeadlinePredictor:
         for p in phrases:
             if not p.strip():
                 raise ValueError("a required phrase is empty")
-        if self.lang == "en":
+        if self.lang == "en":  # no photo credit or byline to copy from (lead.py)
             articles = [without_furniture(a) for a in articles]
         sources, truncated = self._sources(articles)
         phrase_ids = [self.vocab.encode(p) for p in phrases]
