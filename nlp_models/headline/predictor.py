@@ -326,8 +326,10 @@ class HeadlinePredictor:
     def judge(self, article: str, spans: list[str]) -> list[float]:
         """Each span's mean log-probability per token (its [EOS] included) as the article's
         headline under the generator: teacher forcing, copying allowed; of a span longer
-        than JUDGED_TOKENS, its beginning (the judge's cost grows with the longest span)."""
-        sources, _ = self._sources([article])
+        than JUDGED_TOKENS, its beginning (the judge's cost grows with the longest span).
+        English articles are read as `headlines` reads them, without page furniture."""
+        sources, _ = self._sources([without_furniture(article) if self.lang == "en"
+                                    else article])
         return self._judge(next(self._encoded(sources)), 0, spans)
 
     @torch.no_grad()
@@ -414,8 +416,10 @@ class HeadlinePredictor:
     def judge_constrained(self, article: str, phrase: str, texts: list[str]) -> list[float]:
         """Each text's mean log-probability per token as the article's headline around
         `phrase` under the Seq2BF model (`Seq2BF.mean_log_probs`, grown in the default
-        order); of each side, the tokens nearest the phrase, up to JUDGED_TOKENS."""
-        sources, _ = self._sources([article])
+        order); of each side, the tokens nearest the phrase, up to JUDGED_TOKENS; English
+        articles without page furniture, as `constrained` reads them."""
+        sources, _ = self._sources([without_furniture(article) if self.lang == "en"
+                                    else article])
         return self._judge_phrase(sources[0], phrase, texts, self.default_strategy)
 
     @torch.no_grad()

@@ -167,6 +167,9 @@ def test_the_generator_reads_no_page_furniture(generator):
     scraped = f"Enlarge this image toggle caption Jo Ann/AP Jo Ann/AP\n{ARTICLE}"
     assert (predictor.headlines([scraped], beam=2, n_best=2)[0].candidates
             == predictor.headlines([ARTICLE], beam=2, n_best=2)[0].candidates)
+    # nor does its judge, with which `adapt` chooses a lead rule on the held-out pairs
+    spans = ["Mayo Clinic researchers have found", "an oral drug prevents clots"]
+    assert predictor.judge(scraped, spans) == predictor.judge(ARTICLE, spans)
 
 
 def test_the_lead_command_records_how_its_file_was_made(generator, tmp_path):
