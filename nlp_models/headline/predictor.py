@@ -225,6 +225,11 @@ class HeadlinePredictor:
     def name(self) -> str:
         return self.meta.get("run", self.kind)
 
+    def _read(self, article: str) -> str:
+        """The article as every path reads it: English without the page furniture that
+        opens a scraped page (lead.py), so no photo credit or byline is copied or judged."""
+        return without_furniture(article) if self.lang == "en" else article
+
     def _sources(self, articles: list[str]) -> tuple[list[Source], list[bool]]:
         sources, truncated = [], []
         for text in articles:
@@ -241,7 +246,7 @@ class HeadlinePredictor:
         if self.kind != "generator":
             raise ValueError(f"a {self.kind} checkpoint generates constrained headlines only")
         if self.lang == "en":  # "U.S. Senator X" reads "Sen. X" (titles.py)
-            articles = [headline_titles(without_furniture(a)) for a in articles]
+            articles = [headline_titles(self._read(a)) for a in articles]
         sources, truncated = self._sources(articles)
         out: list[Headlines | None] = [None] * len(articles)
         for batch in self._encoded(sources):
@@ -328,8 +333,7 @@ class HeadlinePredictor:
         headline under the generator: teacher forcing, copying allowed; of a span longer
         than JUDGED_TOKENS, its beginning (the judge's cost grows with the longest span).
         English articles are read as `headlines` reads them, without page furniture."""
-        sources, _ = self._sources([without_furniture(article) if self.lang == "en"
-                                    else article])
+        sources, _ = self._sources([self._read(article)])
         return self._judge(next(self._encoded(sources)), 0, spans)
 
     @torch.no_grad()
@@ -352,8 +356,7 @@ class HeadlinePredictor:
         for p in phrases:
             if not p.strip():
                 raise ValueError("a required phrase is empty")
-        if self.lang == "en":  # no photo credit or byline to copy from (lead.py)
-            articles = [without_furniture(a) for a in articles]
+        articles = [self._read(a) for a in articles]
         sources, truncated = self._sources(articles)
         phrase_ids = [self.vocab.encode(p) for p in phrases]
         out: list[Headlines | None] = [None] * len(articles)
@@ -418,8 +421,7 @@ class HeadlinePredictor:
         `phrase` under the Seq2BF model (`Seq2BF.mean_log_probs`, grown in the default
         order); of each side, the tokens nearest the phrase, up to JUDGED_TOKENS; English
         articles without page furniture, as `constrained` reads them."""
-        sources, _ = self._sources([without_furniture(article) if self.lang == "en"
-                                    else article])
+        sources, _ = self._sources([self._read(article)])
         return self._judge_phrase(sources[0], phrase, texts, self.default_strategy)
 
     @torch.no_grad()
