@@ -29,8 +29,9 @@ MAX_CLAUSES = 3
 BONUS_WORDS = 15  # the length bonus grows up to this many words
 CLAUSE_END = re.compile(r"(?<=[,;:])\s+|\s+(?=--|—|–)")
 # what separates a dateline from the news: a spaced dash, a double or triple hyphen
-# ("ORLANDO--A new study", "CHICAGO --- A"), or ─ as some wires write it
-SEPARATOR = re.compile(r"\s+(?:--|-|—|–)\s+|\s*-{2,3}\s*(?=[A-Z0-9(\"])|\s*─\s*")
+# ("ORLANDO--A new study", "CHICAGO --- A"), ─ as some wires write it, or a colon after a
+# bracketed date ("VANCOUVER, BC (March 26, 2018): A")
+SEPARATOR = re.compile(r"\s+(?:--|-|—|–)\s+|\s*-{2,3}\s*(?=[A-Z0-9(\"])|\s*─\s*|(?<=\d\)):\s+")
 DATELINE_WORDS = 12
 # lines a scraped page opens with before the news: photo captions and credits (CAPTION, "Enlarge
 # this image toggle caption Maggie Starbard/NPR Maggie Starbard/NPR", "Toby Maudsley/Getty

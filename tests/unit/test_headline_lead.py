@@ -36,6 +36,8 @@ ARTICLE = ("SAN DIEGO -- Mayo Clinic researchers have found that an oral drug, a
     ("ORLANDO--A new study finds that magnets help.", "A new study finds that magnets help."),
     ("CHICAGO --- A cancer drug prevents allergies.", "A cancer drug prevents allergies."),
     ("Rockville, Md. (November 15, 2018)--Hot water may help.", "Hot water may help."),
+    ("VANCOUVER, BC (March 26, 2018): A team led by Dr. McGeer found a test.",
+     "A team led by Dr. McGeer found a test."),
 ])
 def test_the_dateline_is_cut(article, news):
     assert without_dateline(article) == news
@@ -48,6 +50,7 @@ def test_the_dateline_is_cut(article, news):
     "A new biologic agent--the most potent of its kind--shows promise.",
     "Big Blue --a white knight? It is easy to see why.",
     "BIDS POSTED AT THE CLOSE\nCHICAGO CORN - UNC\nPROCESSORS SPOT",
+    "Sen. Reid (D-Nev.): The bill passed.",
 ])
 def test_news_that_holds_a_dash_is_no_dateline(article):
     assert without_dateline(article) == article
