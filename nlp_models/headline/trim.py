@@ -42,7 +42,6 @@ keeps apart, the appositives stay.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from nlp_models.headline.faithful import ASIDE, article_names, broken_runs
 from nlp_models.headline.lead import (
@@ -627,42 +626,22 @@ def _other_forms(sentence: str, phrase: str) -> list[str]:
 
 
 def fallback_with_phrase(article: str, phrase: str, lang: str) -> str:
-    """The constrained fallback: English, the first of `_phrase_fallbacks` that repeats no
-    word, else their first (a repeat is what the `degenerate` measure counts, and it was
-    nearly every degenerate headline of the adapted constrained files: "Michaels Stores Inc.
-    and Michaels Stores Procurement Co. Inc. agreed ..."); Chinese, the clauses around the
-    phrase in the first sentence holding it, else the phrase before the fallback headline."""
+    """The constrained fallback: a sentence holding the phrase, trimmed while the phrase
+    stays in it (sentence_with_phrase); without one, the fallback headline, the phrase
+    before it unless it holds it ("Sen.: ..." reads worse than a trimmed sentence, but
+    better than 40 words)."""
     if lang == "en":
-        found = list(_phrase_fallbacks(article, phrase))
-        if not found:
-            return phrase
-        return next((f for f in found[1:] if not repeats_a_word(f) and _has_verb(f)),
-                    found[0]) if repeats_a_word(found[0]) else found[0]
-    for sentence in sentences(article, lang):
-        if phrase in sentence:
-            start = max(0, sentence.index(phrase) - ZH_MAX_CHARS // 2)
-            return sentence[start:start + ZH_MAX_CHARS].rstrip("，；：、。")
-    rest = fallback_headline(article, lang)
-    return f"{phrase}：{rest}" if rest else phrase
-
-
-# the lengths the English constrained fallback tries, in this order, for one without a repeat
-FALLBACK_TARGETS = (TARGET_WORDS, TARGET_WORDS - 4, TARGET_WORDS + 4)
-
-
-def _phrase_fallbacks(article: str, phrase: str) -> Iterator[str]:
-    """English constrained fallbacks, best first: a sentence holding the phrase, trimmed while
-    the phrase stays in it (sentence_with_phrase), to each of FALLBACK_TARGETS words; then
-    the trimmed lead, or the phrase before it unless it holds it ("Sen.: Sen. Olympia J.
-    Snowe ..." says it twice; "Sen.: ..." reads worse than a trimmed sentence, but better
-    than 40 words)."""
-    for target in FALLBACK_TARGETS:
-        found = sentence_with_phrase(article, phrase, target)
+        found = sentence_with_phrase(article, phrase)
         if found is not None:
-            yield found
-    for target in FALLBACK_TARGETS:
-        rest = trimmed_lead(article, target)
-        if not rest:
-            continue
-        held = _held(rest, phrase)
-        yield held if held is not None and held[:1] not in _QUOTES else f"{phrase}: {rest}"
+            return found
+    else:
+        for sentence in sentences(article, lang):
+            if phrase in sentence:
+                start = max(0, sentence.index(phrase) - ZH_MAX_CHARS // 2)
+                return sentence[start:start + ZH_MAX_CHARS].rstrip("，；：、。")
+    joiner = "：" if lang == "zh" else ": "
+    rest = fallback_headline(article, lang)
+    held = _held(rest, phrase) if lang == "en" else None
+    if held is not None and held[:1] not in _QUOTES:
+        return held  # the trimmed lead holds it: "Sen.: Sen. Olympia J. Snowe ..." says it twice
+    return f"{phrase}{joiner}{rest}" if rest else phrase
