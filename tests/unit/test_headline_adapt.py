@@ -12,14 +12,7 @@ from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
 from nlp_models.headline.predictor import HeadlinePredictor, save_checkpoint
 from nlp_models.headline.seq2bf import Seq2BF, Seq2BFConfig
 from nlp_models.headline.vocab import SubwordVocab
-from training.headline.adapt import (
-    AdaptOptions,
-    adapt,
-    as_served,
-    split_holdout,
-    time_ordered,
-)
-from training.headline.data import Pair
+from training.headline.adapt import AdaptOptions, adapt, split_holdout, time_ordered
 from training.headline.lead_tune import house_choice
 
 ARTICLES = ["Toyota Motor Corp said it would recall cars in Japan to fix brakes.",
@@ -39,15 +32,6 @@ def test_pairs_are_put_in_time_order_and_the_newest_are_held_out():
     train, held = split_holdout(ordered, 0.1)
     assert len(held) == 50  # at least HOLDOUT_MIN
     assert max(r["date"] for r in train) <= min(r["date"] for r in held)
-
-
-def test_the_generator_learns_from_articles_as_serving_reads_them():
-    credit = "Enlarge this image\ntoggle caption\nJane Doe/NPR\nA new study finds that tea helps."
-    english, chinese = as_served([Pair(credit, "Tea helps")], "en"), as_served(
-        [Pair(credit, "茶")], "zh")
-    assert english[0].article == "A new study finds that tea helps."
-    assert english[0].headline == "Tea helps"
-    assert chinese[0].article == credit
 
 
 def test_an_archive_too_small_to_hold_out_from_is_refused():

@@ -32,12 +32,12 @@ from __future__ import annotations
 import json
 import random
 import sys
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 
-from nlp_models.headline.lead import repeats_a_word, without_furniture
+from nlp_models.headline.lead import repeats_a_word
 from nlp_models.headline.predictor import HeadlinePredictor, save_checkpoint
 from training.headline.data import Pair, encode, read_pairs
 from training.headline.evaluate import CONSTRAINED_MODEL, FULL_MODEL, shipped_checkpoint
@@ -104,16 +104,6 @@ def pairs_of(rows: list[dict]) -> list[Pair]:
             for r in rows]
 
 
-def as_served(pairs: list[Pair], lang: str) -> list[Pair]:
-    """The pairs with each article as serving reads it: English without the page furniture
-    that opens a scraped page (`HeadlinePredictor` drops it before encoding), so the
-    generator learns from what it will read; 103 of FakeHealth's 897 archive articles open
-    with a photo credit, a byline or "For Immediate Release"."""
-    if lang != "en":
-        return pairs
-    return [replace(p, article=without_furniture(p.article)) for p in pairs]
-
-
 def general_pairs(lang: str, n: int, rng: random.Random) -> list[Pair]:
     """`n` pairs drawn from the shared training split (none if it is not on this machine)."""
     if n <= 0:
@@ -177,8 +167,8 @@ def adapt(task: str, rows: list[dict], out: str | Path, lang: str, opts: AdaptOp
         MAX_SOURCE, base_state["config"]["max_source"]), "dropout": opts.dropout}, lang)
     kind = base_state["kind"]
     serving_meta = {k: v for k, v in base_state["meta"].items() if k in SERVING_KEYS}
-    newsroom = as_served(pairs_of(train_rows), lang)
-    general = as_served(general_pairs(lang, round(len(newsroom) * opts.mix), rng), lang)
+    newsroom = pairs_of(train_rows)
+    general = general_pairs(lang, round(len(newsroom) * opts.mix), rng)
     whole_words = (sorted(set(serving_meta.get("whole_words", [])) | training_vocabulary(
         (p.article + "\n" + p.headline for p in newsroom), lang))
         if "whole_words" in serving_meta else [])
