@@ -7,6 +7,7 @@ import torch
 from training.headline.quality import (
     degenerate_reasons,
     degenerate_shares,
+    repeated_as_written,
     training_vocabulary,
     unsupported_rates,
     vocabulary_from_files,
@@ -52,7 +53,25 @@ def test_degenerate_shares_count_headlines_and_say_which_check_each_trips():
     heads = ["Government would raise minimum wage", "wage wage wage", "Minimum wage"]
     assert degenerate_shares(heads, [BRITISH] * 3, VOCAB, "en") == {
         "degenerate": 0.6667,
-        "degenerate_by_reason": {"unknown_word": 0.0, "repeated": 0.3333, "too_short": 0.3333}}
+        "degenerate_by_reason": {"unknown_word": 0.0, "repeated": 0.3333, "too_short": 0.3333},
+        "repeated_as_written": 0.0}
+
+
+def test_a_repeat_the_article_writes_so_is_told_apart_from_a_loop():
+    article = ("Senate Democratic Leader Harry Reid and House Democratic Leader Nancy Pelosi "
+               "urged their colleagues to back the bill, and the bill passed.")
+    assert repeated_as_written("Democratic Leader Harry Reid and House Democratic Leader", article)
+    assert repeated_as_written("Back the bill, and the bill passed", article)
+    assert not repeated_as_written("Reid urged bill bill", article)  # a loop
+    # trimmed as the lead rule trims ("Harry", "House" and "Nancy" dropped)
+    assert repeated_as_written("Democratic Leader Reid and Democratic Leader Pelosi", article)
+    assert not repeated_as_written("Reid urged Democratic colleagues and Democratic leaders",
+                                   article)  # not the article's order
+    assert not repeated_as_written("Senate Leader Harry Reid urged colleagues", article)  # none
+    shares = degenerate_shares(["Democratic Leader Harry Reid and House Democratic Leader",
+                                "Leader Reid urged leader Pelosi"], [article] * 2, VOCAB, "en")
+    assert shares["degenerate_by_reason"]["repeated"] == 1.0
+    assert shares["repeated_as_written"] == 0.5
 
 
 def test_unsupported_rates_count_headlines_by_what_they_lack():

@@ -19,6 +19,12 @@ Both are shares of headlines (0..1, 4 places); deterministic; no model, only rul
   decoding rule against repeats uses — or one character three times in a row ("辞辞辞");
 * fewer than 3 words (English) / 4 characters (Chinese, the data's minimum headline).
 
+`repeated_as_written` (English; reported beside, not part of, `degenerate`): the share of
+headlines flagged `repeated` whose every repeat the article writes so, from the word to its
+repeat, as written or trimmed ("Senate Democratic Leader Harry Reid and House Democratic
+Leader Nancy Pelosi"): copied wording, not a generator's loop ("wage wage"). Editors repeat
+a word in 4-17 % of the newsrooms' headlines.
+
 **unsupported** — the headline states a number (with its unit), a name or (English) a legal
 outcome the article lacks: the rules of `nlp_models/headline/faithful.py`, which serving
 applies too. Reported as `unsupported` (any), `unsupported_number`, `unsupported_name` and
@@ -113,16 +119,46 @@ def degenerate_reasons(headline: str, article: str, vocab: frozenset[str],
     return reasons
 
 
+def repeated_as_written(headline: str, article: str) -> bool:
+    """English: whether the headline repeats a word (of 3+ characters, or any twice in a
+    row), and the article writes every such stretch, from the word to its repeat, in that
+    order within twice its length: as written, or trimmed ("The Justice Department announced
+    today that two former Tuskegee Police Department lieutenants"). rouge-score's tokens."""
+    tokens = words(headline, "en")
+    written = words(article, "en")
+    stretches = []
+    for i, token in enumerate(tokens):
+        if (len(token) >= 3 and token in tokens[i + 1:]) or tokens[i + 1 : i + 2] == [token]:
+            stretches.append(tokens[i : tokens.index(token, i + 1) + 1])
+    return bool(stretches) and all(_written(s, written) for s in stretches)
+
+
+def _written(stretch: list[str], article: list[str]) -> bool:
+    """Whether `article` holds `stretch` in order within 2 * len(stretch) tokens; a word
+    twice in a row ("bill bill") only as written."""
+    reach = 2 if len(stretch) == 2 else 2 * len(stretch)
+    for start in (i for i, t in enumerate(article) if t == stretch[0]):
+        window = iter(article[start + 1 : start + reach])
+        if all(t in window for t in stretch[1:]):  # `in` consumes: an in-order search
+            return True
+    return False
+
+
 def degenerate_shares(headlines: Sequence[str], articles: Sequence[str], vocab: frozenset[str],
                       lang: str) -> dict:
     """The share of degenerate headlines and, by reason, the share each check flags (one
-    headline can trip two): which check a writer trips."""
-    flagged = [degenerate_reasons(h, a, vocab, lang)
-               for h, a in zip(headlines, articles, strict=True)]
+    headline can trip two): which check a writer trips. English: also `repeated_as_written`."""
+    pairs = list(zip(headlines, articles, strict=True))
+    flagged = [degenerate_reasons(h, a, vocab, lang) for h, a in pairs]
     n = max(len(headlines), 1)
-    return {"degenerate": round(sum(map(bool, flagged)) / n, 4),
-            "degenerate_by_reason": {reason: round(sum(reason in f for f in flagged) / n, 4)
-                                     for reason in ("unknown_word", "repeated", "too_short")}}
+    out = {"degenerate": round(sum(map(bool, flagged)) / n, 4),
+           "degenerate_by_reason": {reason: round(sum(reason in f for f in flagged) / n, 4)
+                                    for reason in ("unknown_word", "repeated", "too_short")}}
+    if lang == "en":
+        out["repeated_as_written"] = round(sum(
+            "repeated" in f and repeated_as_written(h, a)
+            for f, (h, a) in zip(flagged, pairs, strict=True)) / n, 4)
+    return out
 
 
 def unsupported_rates(headlines: Sequence[str], articles: Sequence[str],
