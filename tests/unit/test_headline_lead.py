@@ -52,7 +52,7 @@ def test_the_dateline_is_cut(article, news):
     "BIDS POSTED AT THE CLOSE\nCHICAGO CORN - UNC\nPROCESSORS SPOT",
     "Sen. Reid (D-Nev.): The bill passed.",
 ])
-def test_news_that_holds_a_dash_is_no_dateline(article):
+def test_news_that_holds_a_dash_or_a_colon_is_no_dateline(article):
     assert without_dateline(article) == article
 
 
