@@ -20,6 +20,7 @@ row; a sentence that says "the" twice is prose, not a headline).
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass
 
 from nlp_models.headline.sentences import sentences
@@ -136,12 +137,17 @@ def lead_clauses(article: str) -> list[str]:
 
 
 def repeats_a_word(text: str) -> bool:
-    """A word of 3+ characters twice, or any word twice in a row (rouge-score's tokens:
-    lower-case letter and digit runs)."""
+    """A word of 3+ characters twice (rouge-score's tokens: lower-case letter and digit
+    runs), or any word twice in a row (whitespace tokens, edge punctuation aside), as the
+    `degenerate` measure reads them: "5.5 million" holds no word twice in a row."""
     tokens = re.findall(r"[a-z0-9]+", text.lower())
     long = [t for t in tokens if len(t) >= 3]
+    cores = [c for c in (w.strip(EDGE_PUNCTUATION) for w in text.lower().split()) if c]
     return len(set(long)) < len(long) or any(
-        a == b for a, b in zip(tokens, tokens[1:], strict=False))
+        a == b for a, b in zip(cores, cores[1:], strict=False))
+
+
+EDGE_PUNCTUATION = string.punctuation + "“”‘’«»—–…"
 
 
 # what the lead offers: its clause runs, or trim.py's trims; to a constrained generator

@@ -109,6 +109,8 @@ def test_a_break_after_an_abbreviation_ends_no_sentence(article, first):
 @pytest.mark.parametrize(("text", "repeats"), [
     ("the cat chased the dog", True), ("GM GM recall", True), ("a cat is a dog", False),
     ("Research at Group Health points to bupropion", False), ("Sales sales rise", True),
+    ("Alzheimer's now affects 5.5 million Americans", False), ("a 1.1% rise", False),
+    ("Oil rose, rose again", True), ("\u201cNo\u201d, no", True),
 ])
 def test_a_clause_that_repeats_a_word_is_no_headline(text, repeats):
     assert repeats_a_word(text) is repeats
