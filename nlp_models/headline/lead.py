@@ -20,7 +20,6 @@ row; a sentence that says "the" twice is prose, not a headline).
 from __future__ import annotations
 
 import re
-import string
 from dataclasses import dataclass
 
 from nlp_models.headline.sentences import sentences
@@ -138,16 +137,28 @@ def lead_clauses(article: str) -> list[str]:
 
 def repeats_a_word(text: str) -> bool:
     """A word of 3+ characters twice (rouge-score's tokens: lower-case letter and digit
-    runs), or any word twice in a row (whitespace tokens, edge punctuation aside), as the
-    `degenerate` measure reads them: "5.5 million" holds no word twice in a row."""
+    runs), or any word twice in a row (whitespace tokens' cores, `token_core`): the
+    `degenerate` measure's `repeated`. "5.5 million" holds no word twice in a row."""
     tokens = re.findall(r"[a-z0-9]+", text.lower())
     long = [t for t in tokens if len(t) >= 3]
-    cores = [c for c in (w.strip(EDGE_PUNCTUATION) for w in text.lower().split()) if c]
+    cores = [c.lower() for c in map(token_core, text.split()) if c]
     return len(set(long)) < len(long) or any(
         a == b for a, b in zip(cores, cores[1:], strict=False))
 
 
-EDGE_PUNCTUATION = string.punctuation + "“”‘’«»—–…"
+ALNUM = re.compile(r"[A-Za-z0-9]")
+
+
+def token_core(token: str) -> str:
+    """A whitespace token without its edge punctuation, with a typographic apostrophe as
+    the ASCII one. (Two searches, not a regex anchored at the end, which backtracks
+    quadratically over a long run of punctuation or emoji: a copied 100,000-emoji token.)"""
+    token = token.replace("\u2019", "'")
+    first = ALNUM.search(token)
+    if first is None:
+        return ""
+    last = ALNUM.search(token[::-1])
+    return token[first.start():len(token) - last.start()]
 
 
 # what the lead offers: its clause runs, or trim.py's trims; to a constrained generator

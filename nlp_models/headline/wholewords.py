@@ -60,6 +60,7 @@ from dataclasses import dataclass
 import torch
 
 from nlp_models.headline.faithful import ArticleNames, article_names, broken_runs
+from nlp_models.headline.lead import ALNUM, token_core
 from nlp_models.headline.vocab import EOS, SEP, Vocab
 
 WORD = re.compile(r"[a-z0-9]+")
@@ -70,7 +71,6 @@ NUMBER_START = re.compile(r"\d+(?:s|st|n|nd|r|rd|t|th)?")  # what can still beco
 # a clitic standing alone ("Cardinals 's", "you 'd"): AG News text spaces them off, and
 # copying that gave headlines like "Bus 's 's 's"; in a headline a clitic ends a word
 STRAY_CLITIC = re.compile(r"(?:^|\s)'(?:s|d|t|m|re|ve|ll)\b", re.IGNORECASE)
-ALNUM = re.compile(r"[A-Za-z0-9]")
 # "DIone", "AOLels" (not "CEOs"); the lookbehind starts a match only at the head of a run of
 # capitals, so a long run is scanned once, not once per position
 GLUED_CASE = re.compile(r"(?<![A-Z])[A-Z]{2,}+[a-z]{2}")
@@ -112,18 +112,6 @@ class ArticleWords:
 def _has_prefix(words: Sequence[str], prefix: str) -> bool:
     i = bisect.bisect_left(words, prefix)
     return i < len(words) and words[i].startswith(prefix)
-
-
-def token_core(token: str) -> str:
-    """A whitespace token without its edge punctuation, with a typographic apostrophe as
-    the ASCII one. (Two searches, not a regex anchored at the end, which backtracks
-    quadratically over a long run of punctuation or emoji: a copied 100,000-emoji token.)"""
-    token = token.replace("\u2019", "'")
-    first = ALNUM.search(token)
-    if first is None:
-        return ""
-    last = ALNUM.search(token[::-1])
-    return token[first.start():len(token) - last.start()]
 
 
 def plain_edges(token: str, growing: str = "") -> bool:

@@ -50,7 +50,8 @@ from nlp_models.headline.faithful import (
     unsupported_names,
     unsupported_numbers,
 )
-from nlp_models.headline.wholewords import MIN_HEADLINE_WORDS, glued, shaped, token_core
+from nlp_models.headline.lead import repeats_a_word, token_core
+from nlp_models.headline.wholewords import MIN_HEADLINE_WORDS, glued, shaped
 
 _TOK = DefaultTokenizer(use_stemmer=False)
 
@@ -109,9 +110,7 @@ def degenerate_reasons(headline: str, article: str, vocab: frozenset[str],
         unknown = any(t not in known for t in tokens) or any(
             glued(c) and not shaped(c) and c.lower() not in article_tokens
             for c in map(token_core, headline.split()))
-        cores = [c.lower() for c in map(token_core, headline.split()) if c]
-        repeated = (any(n > 1 for n in Counter(t for t in tokens if len(t) >= 3).values())
-                    or any(a == b for a, b in zip(cores, cores[1:], strict=False)))
+        repeated = repeats_a_word(headline)
         short = len(tokens) < MIN_HEADLINE_WORDS
     for flag, name in ((unknown, "unknown_word"), (repeated, "repeated"), (short, "too_short")):
         if flag:
