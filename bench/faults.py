@@ -21,6 +21,9 @@ dead letters by code, the seconds until processing resumed after the repair
   time out, are retried, and the held originals still arrive later;
 - ``model_reload``: unload the POS model from Triton for 10 s, load it again;
 - ``rebalance``: two workers on 4 partitions; one killed, later a third one added;
+- ``rejoin``: three workers; one killed and its replacement started 3 s later, before the
+  dead one's session expires, so the group rebalances twice in a row (what a restart
+  policy does, and Compose's test); twice;
 - ``malformed``: no fault, input produced at full speed, with 10 % malformed records of
   every kind (``malformed_records``), alternating with the same run without them
   (``clean``), ``--pairs`` times each; their mean throughputs are compared.
@@ -265,6 +268,16 @@ def rebalance(ctx: Context) -> float | None:
     return resumed_after(ctx, began)
 
 
+def rejoin(ctx: Context) -> float | None:
+    began = time.monotonic()
+    for _ in range(2):
+        ctx.run.kill_worker(next(w for w in ctx.run.workers if w.alive()))
+        time.sleep(3)
+        began = time.monotonic()
+        ctx.run.start_worker()  # ready once the group has rebalanced without the dead one
+    return resumed_after(ctx, began)
+
+
 @dataclass(frozen=True)
 class Scenario:
     name: str
@@ -283,6 +296,7 @@ SCENARIOS = [
     Scenario("es_slow", es_fault("slow")),
     Scenario("model_reload", model_reload),
     Scenario("rebalance", rebalance, workers=2),
+    Scenario("rejoin", rejoin, workers=3),
     Scenario("malformed", None, malformed=True, full_speed=True),
 ]
 

@@ -15,15 +15,17 @@ again. Faust still records acks of the messages fetched before: the ones its str
 (fetched in an older generation, or delivered while the flow is suspended) are acked
 unprocessed, and acks recorded between the revocation and the seek survive it. Faust
 commits the first run of acked offsets that starts at most one past the committed offset
-(``Consumer._new_offset``), so such a stale ack can commit past a post nobody processed,
-and a second rebalance before the post is read again (a killed worker's session expiring
-after its replacement joined) loses it: the one path we found behind a Compose run that
-lost one post of 2,574 after a worker kill. Here an ack counts only for a message fetched
-in the current generation while the flow runs (not between a revocation and the seek that
-ends the rebalance), and each seek to the committed offsets forgets the acks recorded
-before it: every recorded ack is of a message read after the seek, acked in offset order
-(``delivery.InOrder``). A message fetched before a rebalance is processed again by its
-partition's owner; every write is idempotent.
+(``Consumer._new_offset``), so an ack of a skipped message can commit past a post nobody
+processed, and a second rebalance before the post is read again loses it. That is the one
+path to a loss we found in Faust's code after a Compose run lost one post of 2,574 to a
+worker kill (the test now reports where missing posts went); in local runs of ``python -m
+bench faults --only rejoin`` the stale acks seen were of processed messages, acked after
+the rebalance (thousands per run), never of skipped ones. Here an ack counts only for a
+message fetched in the current generation while the flow runs (not between a revocation
+and the seek that ends the rebalance), and each seek to the committed offsets forgets the
+acks recorded before it: every recorded ack is of a message read after the seek, acked in
+offset order (``delivery.InOrder``). A message fetched before a rebalance is processed
+again by its partition's owner; every write is idempotent.
 
 ``SCHEME`` names this transport in the broker URL (``kafka-nlp://host:port``); it is the
 same driver as Faust's ``kafka://`` in every other respect.

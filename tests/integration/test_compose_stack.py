@@ -69,6 +69,37 @@ def distinct_ids(path: Path) -> set[str]:
     return {json.loads(line)["id"] for line in path.read_text().splitlines() if line.strip()}
 
 
+def indexed_ids(es, expected: int) -> set[str]:  # type: ignore[no-untyped-def]
+    hits = es.search(index="posts-*", size=expected + 100, _source=False)["hits"]["hits"]
+    return {h["_id"] for h in hits}
+
+
+def whereabouts(ids: set[str], bootstrap: str = f"{ADDRESS}:9092",
+                group: str = "nlp-pipeline") -> str:
+    """Where the posts ``ids`` went (to explain a failure): the records keyed by them on
+    each posts topic, and the group's committed offsets against each partition's end."""
+    from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+
+    found: dict[str, list[str]] = {i: [] for i in ids}
+    for topic in ("posts.raw", "posts.tagged", "posts.raw.dlq", "posts.tagged.dlq"):
+        consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=None,
+                                 auto_offset_reset="earliest", consumer_timeout_ms=5000)
+        for record in consumer:
+            key = (record.key or b"").decode(errors="replace")
+            if key in found:
+                found[key].append(f"{topic}/{record.partition}@{record.offset}")
+        consumer.close()
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    committed = admin.list_consumer_group_offsets(group)
+    admin.close()
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+    ends = consumer.end_offsets([TopicPartition(tp.topic, tp.partition) for tp in committed])
+    consumer.close()
+    offsets = {f"{tp.topic}/{tp.partition}": f"{meta.offset} of {ends[tp]}"
+               for tp, meta in sorted(committed.items()) if tp.topic.startswith("posts")}
+    return json.dumps({"records": found, "committed": offsets})
+
+
 def inferences(container: str, model: str = "pos_tagger") -> int:
     """Successful requests ``model`` served in ``container`` (Triton's own metrics)."""
     script = ("import urllib.request; print(urllib.request.urlopen("
@@ -108,16 +139,15 @@ def test_three_workers_and_a_killed_one_index_every_post_once_and_the_api_answer
     while count(es, "posts-*") < len(posts) or count(es, "articles-*") < len(articles):
         assert time.monotonic() < deadline, (
             f"posts {count(es, 'posts-*')}/{len(posts)}, "
-            f"articles {count(es, 'articles-*')}/{len(articles)} after 900 s")
+            f"articles {count(es, 'articles-*')}/{len(articles)} after 900 s; missing posts: "
+            f"{whereabouts(posts - indexed_ids(es, len(posts)))}")
         now, n = time.monotonic(), count(es, "posts-*")
         if n != last:
             longest_still = max(longest_still, now - last_change)
             last, last_change = n, now
         time.sleep(1)
     time.sleep(5)  # anything redelivered after the kill is indexed by now
-    indexed = {h["_id"] for h in es.search(index="posts-*", size=len(posts) + 100,
-                                           _source=False)["hits"]["hits"]}
-    assert count(es, "posts-*") == len(posts) and indexed == posts
+    assert count(es, "posts-*") == len(posts) and indexed_ids(es, len(posts)) == posts
     assert count(es, "articles-*") == len(articles)
     print(json.dumps({"posts": len(posts), "articles": len(articles), "workers": WORKERS,
                       "indexed_at_kill": at_kill,
