@@ -2,7 +2,8 @@
 indexed twice, no good post dead-lettered, every malformed record dead-lettered -- while
 the worker is killed, each server is killed and restarted, Elasticsearch answers 429 or
 holds requests past the client timeout, the POS model is unloaded, the consumer group
-rebalances, and 10 % of the input is malformed.
+rebalances (twice in a row when a killed worker's replacement joins before its session
+expires), and 10 % of the input is malformed.
 
 Recovery times and throughput are reported by the bench (README, "Fault suite"), not
 asserted here: timing on a shared 2-core machine is a benchmark's business.
