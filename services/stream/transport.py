@@ -20,7 +20,7 @@ processed, and a second rebalance before the post is read again loses it. That i
 path to a loss we found in Faust's code after a Compose run lost one post of 2,574 to a
 worker kill (the test now reports where missing posts went); in local runs of ``python -m
 bench faults --only rejoin`` the stale acks seen were of processed messages, acked after
-the rebalance (thousands per run), never of skipped ones. Here an ack counts only for a
+the rebalance (over 1,000 per run), never of skipped ones. Here an ack counts only for a
 message fetched in the current generation while the flow runs (not between a revocation
 and the seek that ends the rebalance), and each seek to the committed offsets forgets the
 acks recorded before it: every recorded ack is of a message read after the seek, acked in
