@@ -56,8 +56,7 @@ log = logging.getLogger(__name__)
 #: Per-record bytes a Kafka record batch adds beyond key and value (headers, offsets,
 #: varints); generous, so a record that passes the check is never refused for size.
 RECORD_OVERHEAD = 1024
-#: Counters since the worker started: ``dead_letters.<CODE>``, ``dead_letter_drops`` and
-#: ``acks_before_rebalance`` (services.stream.transport)
+#: Counters since the worker started: ``dead_letters.<CODE>`` and ``dead_letter_drops``
 #: (served by the worker's ``/health/`` page).
 COUNTS: Counter[str] = Counter()
 

@@ -8,11 +8,9 @@ import json
 import logging
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
 
 import pytest
-from faust.transport.drivers import aiokafka as faust_aiokafka
-from faust.types.tuples import TP, ConsumerMessage, Message
+from faust.types.tuples import Message
 from tritonclient.utils import InferenceServerException
 
 from services import errors
@@ -288,57 +286,3 @@ def test_a_long_outage_is_logged_at_its_start_then_every_tenth_attempt(
                                 log=logging.getLogger("t")))
     attempts = [r.args[1] for r in caplog.records if "retrying" in r.getMessage()]
     assert attempts == [1, 2, 3, 10, 20]
-
-
-def worker_consumer(tmp_path: Path, generation: int) -> tuple[Any, TP]:
-    """The worker's Kafka consumer (no broker) in ``generation``, acking posts.raw/0."""
-    from services.stream.app import create_app
-
-    app = create_app(PipelineConfig.from_env({"NLP_STATE_DIR": str(tmp_path)}))
-    tp = TP("posts.raw", 0)
-    app.topics._acking_topics.add(tp.topic)  # what subscribing an agent to it does
-    app.consumer_generation_id = generation
-    return app.consumer, tp
-
-
-def fetched(tp: TP, offset: int, generation: int) -> ConsumerMessage:
-    return ConsumerMessage(tp.topic, tp.partition, offset, 0.0, 0, None, b"k", b"v", None,
-                           tp=tp, generation_id=generation)
-
-
-def test_an_ack_from_before_a_rebalance_never_commits_past_an_unread_post(
-        tmp_path: Path) -> None:
-    """After a rebalance the partition is read again from the committed offset (400);
-    Faust's streams ack the messages fetched before it unprocessed, and Faust commits a
-    run of acks starting one past the committed offset (services/stream/transport.py)."""
-    consumer, tp = worker_consumer(tmp_path, generation=7)
-    consumer._committed_offset[tp] = 400
-    stale = fetched(tp, 401, generation=6)
-
-    assert not consumer.ack(stale)
-    assert consumer._new_offset(tp) is None  # nothing to commit: 400 is unread
-    assert consumer.ack(fetched(tp, 400, generation=7))
-    assert consumer.ack(fetched(tp, 401, generation=7))
-    assert consumer._new_offset(tp) == 402
-
-    stock, tp = worker_consumer(tmp_path / "stock", generation=7)
-    stock._committed_offset[tp] = 400
-    assert faust_aiokafka.Consumer.ack(stock, fetched(tp, 401, generation=6))
-    assert stock._new_offset(tp) == 402  # Faust's own would have skipped post 400
-
-
-def test_acks_during_a_rebalance_and_before_its_seek_are_forgotten(tmp_path: Path) -> None:
-    consumer, tp = worker_consumer(tmp_path, generation=3)
-    assert consumer.ack(fetched(tp, 401, generation=3))  # acked before the revocation
-    consumer.stop_flow()  # the revocation
-    assert not consumer.ack(fetched(tp, 402, generation=3))
-
-    async def committed() -> dict[TP, int]:  # the broker's answer to the seek
-        return {tp: 400}
-
-    consumer.seek_to_committed = committed
-    asyncio.run(consumer.perform_seek())
-    consumer.resume_flow()
-    assert consumer._new_offset(tp) is None
-    assert consumer.ack(fetched(tp, 400, generation=3))
-    assert consumer._new_offset(tp) == 401
