@@ -69,19 +69,26 @@ def distinct_ids(path: Path) -> set[str]:
     return {json.loads(line)["id"] for line in path.read_text().splitlines() if line.strip()}
 
 
-def indexed_ids(es, expected: int) -> set[str]:  # type: ignore[no-untyped-def]
-    hits = es.search(index="posts-*", size=expected + 100, _source=False)["hits"]["hits"]
+#: the topics a post or an article passes, in order, and their dead-letter topics
+TOPICS = {"posts": ("posts.raw", "posts.tagged", "posts.raw.dlq", "posts.tagged.dlq"),
+          "articles": ("articles.raw", "articles.headlines", "articles.raw.dlq",
+                       "articles.headlines.dlq")}
+
+
+def indexed_ids(es, kind: str, expected: int) -> set[str]:  # type: ignore[no-untyped-def]
+    hits = es.search(index=f"{kind}-*", size=expected + 100, _source=False)["hits"]["hits"]
     return {h["_id"] for h in hits}
 
 
-def whereabouts(ids: set[str], bootstrap: str = f"{ADDRESS}:9092",
+def whereabouts(kind: str, ids: set[str], bootstrap: str = f"{ADDRESS}:9092",
                 group: str = "nlp-pipeline") -> str:
-    """Where the posts ``ids`` went (to explain a failure): the records keyed by them on
-    each posts topic, and the group's committed offsets against each partition's end."""
+    """Where the posts or articles ``ids`` went (to explain a failure): the records keyed
+    by them on each topic of ``kind``, and the group's committed offsets against each
+    partition's end."""
     from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 
     found: dict[str, list[str]] = {i: [] for i in ids}
-    for topic in ("posts.raw", "posts.tagged", "posts.raw.dlq", "posts.tagged.dlq"):
+    for topic in TOPICS[kind]:
         consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=None,
                                  auto_offset_reset="earliest", consumer_timeout_ms=5000)
         for record in consumer:
@@ -96,7 +103,7 @@ def whereabouts(ids: set[str], bootstrap: str = f"{ADDRESS}:9092",
     ends = consumer.end_offsets([TopicPartition(tp.topic, tp.partition) for tp in committed])
     consumer.close()
     offsets = {f"{tp.topic}/{tp.partition}": f"{meta.offset} of {ends[tp]}"
-               for tp, meta in sorted(committed.items()) if tp.topic.startswith("posts")}
+               for tp, meta in sorted(committed.items()) if tp.topic in TOPICS[kind]}
     return json.dumps({"records": found, "committed": offsets})
 
 
@@ -139,15 +146,16 @@ def test_three_workers_and_a_killed_one_index_every_post_once_and_the_api_answer
     while count(es, "posts-*") < len(posts) or count(es, "articles-*") < len(articles):
         assert time.monotonic() < deadline, (
             f"posts {count(es, 'posts-*')}/{len(posts)}, "
-            f"articles {count(es, 'articles-*')}/{len(articles)} after 900 s; missing posts: "
-            f"{whereabouts(posts - indexed_ids(es, len(posts)))}")
+            f"articles {count(es, 'articles-*')}/{len(articles)} after 900 s; missing: "
+            f"{whereabouts('posts', posts - indexed_ids(es, 'posts', len(posts)))} "
+            f"{whereabouts('articles', articles - indexed_ids(es, 'articles', len(articles)))}")
         now, n = time.monotonic(), count(es, "posts-*")
         if n != last:
             longest_still = max(longest_still, now - last_change)
             last, last_change = n, now
         time.sleep(1)
     time.sleep(5)  # anything redelivered after the kill is indexed by now
-    assert count(es, "posts-*") == len(posts) and indexed_ids(es, len(posts)) == posts
+    assert count(es, "posts-*") == len(posts) and indexed_ids(es, "posts", len(posts)) == posts
     assert count(es, "articles-*") == len(articles)
     print(json.dumps({"posts": len(posts), "articles": len(articles), "workers": WORKERS,
                       "indexed_at_kill": at_kill,
