@@ -219,9 +219,9 @@ REPEAT_TOLERANCE = 0.01
 
 def retune_length(checkpoint: Path, holdout: list[Pair], record: Path) -> dict:
     """Choose the adapted English generator's beam length penalty on the held-out pairs,
-    its lead rule off (chosen next), as `house_choice` of lead_tune.py chooses (of those at
-    most 1 ROUGE-L point below the best, the closest to the editors' mean length); only
-    among those whose headlines say a word twice
+    its lead rule off (chosen next), as `house_choice` of lead_tune.py chooses (the best
+    ROUGE-L F within 2 words of the editors' mean length, else the closest, among those at
+    most 1 point below the best); only among those whose headlines say a word twice
     (`repeats_a_word`) at most REPEAT_TOLERANCE more often than at 1.5. A newsroom's house
     length is part of its style: adapted on Sen. Reid's releases at the generic 1.5,
     headlines came out 3.7 words short; on DOJ's, 2.5 took the test set's degenerate
