@@ -82,7 +82,7 @@ def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
 
 def print_model_versions(settings: Settings) -> None:
     """One line per model: the version Triton serves and any on disk it never served."""
-    from training.gate import MODELS
+    from nlp_models.registry import MODELS
     from training.publish import Options, PublishError, versions
 
     options = Options(settings.model_repository, settings.triton_http_url)

@@ -1,4 +1,4 @@
-"""The three servers of the local stack, by name, plus their status."""
+"""The servers of the local stack, by name, plus their status."""
 
 from __future__ import annotations
 
@@ -8,15 +8,21 @@ from dataclasses import dataclass
 from deploy.base import Server
 from deploy.elasticsearch import Elasticsearch
 from deploy.kafka import Kafka
+from deploy.monitoring import Alertmanager, ElasticsearchExporter, LagExporter, Prometheus
 from deploy.process import DeployError, members, pss_bytes, rss_bytes
 from deploy.triton import Triton
 from services.settings import Settings
 
-#: Start order: Kafka first (services need it), Triton last (slowest, loads models).
+#: Start order: Kafka first (services need it), then Elasticsearch and Triton (slowest,
+#: loads models); the monitoring after what it watches, Prometheus last.
 SERVERS: dict[str, type[Server]] = {
     "kafka": Kafka,
     "elasticsearch": Elasticsearch,
     "triton": Triton,
+    "es-exporter": ElasticsearchExporter,
+    "lag-exporter": LagExporter,
+    "alertmanager": Alertmanager,
+    "prometheus": Prometheus,
 }
 
 

@@ -11,6 +11,7 @@ MODEL_ERROR = "MODEL_ERROR"  # Triton rejected this input (not an outage)
 INDEX_ERROR = "INDEX_ERROR"  # Elasticsearch rejected the document (mapping error, ...)
 INTERNAL_ERROR = "INTERNAL_ERROR"  # the record made the service fail (a bug); isolated
 UNAVAILABLE = "UNAVAILABLE"  # a dependency stayed down past a finite RetryPolicy.max_wait
+CODES = (DECODE_ERROR, INVALID, TOO_LARGE, MODEL_ERROR, INDEX_ERROR, INTERNAL_ERROR, UNAVAILABLE)
 
 
 class Rejected(Exception):

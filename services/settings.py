@@ -55,6 +55,27 @@ class Settings:
     triton_grpc_port: int = setting(8001, env="NLP_TRITON_GRPC_PORT", doc="Triton's gRPC port")
     triton_metrics_port: int = setting(8002, env="NLP_TRITON_METRICS_PORT",
                                        doc="Triton's Prometheus metrics port")
+    prometheus_port: int = setting(9090, env="NLP_PROMETHEUS_PORT",
+                                   doc="Prometheus's HTTP port (UI, API, `/metrics`)")
+    alertmanager_port: int = setting(9095, env="NLP_ALERTMANAGER_PORT",
+                                     doc="Alertmanager's HTTP port (9093 is Kafka's "
+                                     "controller)")
+    es_exporter_port: int = setting(9114, env="NLP_ES_EXPORTER_PORT",
+                                    doc="the Elasticsearch exporter's `/metrics` port")
+    lag_exporter_port: int = setting(9308, env="NLP_LAG_EXPORTER_PORT",
+                                     doc="the consumer-lag exporter's `/metrics` port")
+    scrape_interval: str = setting("15s", env="NLP_SCRAPE_INTERVAL",
+                                   doc="how often Prometheus scrapes and evaluates rules")
+    worker_targets: str = setting("127.0.0.1:6066", env="NLP_WORKER_TARGETS",
+                                  doc="comma-separated `host:port` of the Faust workers' web "
+                                  "pages Prometheus scrapes (more: files in "
+                                  "`$NLP_STATE_DIR/prometheus/targets/`)")
+    headline_api_target: str = setting("127.0.0.1:9464", env="NLP_HEADLINE_API_TARGET",
+                                       doc="`host:port` of the headline API's metrics")
+    alert_webhook_url: str = setting("", env="NLP_ALERT_WEBHOOK_URL",
+                                     doc="where Alertmanager posts notifications (a webhook "
+                                     "receiver: chat bridge, pager); empty: kept in "
+                                     "Alertmanager only")
     state_dir: Path = setting(env="NLP_STATE_DIR", default_factory=lambda: REPO_ROOT / "var",
                               shown="`var`", doc="data, logs and pid records of the local "
                               "servers; a relative path is relative to the repository root")

@@ -19,6 +19,8 @@ class Origin:
     offset: int
     key: bytes | None
     value: bytes | None
+    #: the record's Kafka timestamp, seconds (None where the broker gave none)
+    timestamp: float | None = None
 
 
 def dead_letter(

@@ -50,6 +50,7 @@ from services.config import RetryPolicy
 from services.dlq import Origin, dead_letter, record_key
 from services.limits import MAX_DLQ_VALUE_BYTES, MAX_RAW_BYTES
 from services.retry import RetryGaveUp, retry_async
+from services.stream.metrics import DEAD_LETTERS
 
 log = logging.getLogger(__name__)
 
@@ -68,12 +69,14 @@ class Outgoing:
     topic: faust.TopicT
     key: bytes
     value: bytes
+    #: the Kafka timestamp to give the record (seconds); None: the producer's clock
+    timestamp: float | None = None
 
 
 def origin_of(event: EventT) -> Origin:
     """The Kafka coordinates and exact bytes of the record behind ``event``."""
     msg = event.message
-    return Origin(msg.topic, msg.partition, msg.offset, msg.key, msg.value)
+    return Origin(msg.topic, msg.partition, msg.offset, msg.key, msg.value, msg.timestamp)
 
 
 def now_utc() -> datetime:
@@ -85,16 +88,19 @@ def dlq_record(dlq: faust.TopicT, origin: Origin, code: str, reason: str,
     """The dead letter for ``origin`` (cut to fit the topic), counted by code."""
     letter = dead_letter(origin, code, reason, now_utc(), max_value_bytes=max_value_bytes)
     COUNTS[f"dead_letters.{code}"] += 1
+    DEAD_LETTERS.labels(code).inc()
     return Outgoing(dlq, record_key(origin.key), letter.SerializeToString())
 
 
 def output_or_dead_letter(out: faust.TopicT, key: bytes, value: bytes, origin: Origin,
                           dlq: faust.TopicT, limit: int = MAX_RAW_BYTES) -> Outgoing:
     """The output record, or a ``TOO_LARGE`` dead letter if the broker would refuse it
-    (enrichment can make a record near the limit grow past it)."""
+    (enrichment can make a record near the limit grow past it). The output keeps the
+    input's Kafka timestamp, so the indexer can tell how long ago the input arrived
+    (``nlp_end_to_end_seconds``)."""
     size = len(key) + len(value)
     if size + RECORD_OVERHEAD <= limit:
-        return Outgoing(out, key, value)
+        return Outgoing(out, key, value, origin.timestamp)
     return dlq_record(dlq, origin, errors.TOO_LARGE,
                       f"the output record would be {size} bytes; the limit is {limit}")
 
@@ -129,7 +135,8 @@ async def publish(records: Sequence[Outgoing], policy: RetryPolicy, what: str) -
         return
 
     async def attempt() -> None:
-        pending = [await r.topic.send(key=r.key, value=r.value) for r in records]
+        pending = [await r.topic.send(key=r.key, value=r.value, timestamp=r.timestamp)
+                   for r in records]
         await asyncio.gather(*pending)
 
     await retry_async(attempt, policy=policy, is_transient=is_transient_kafka,

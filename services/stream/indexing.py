@@ -35,6 +35,7 @@ from services.es.template import install_template
 from services.pb import messages_pb2 as pb
 from services.retry import retry_async
 from services.stream.delivery import Outgoing, consume_batches, dlq_record, publish
+from services.stream.metrics import END_TO_END, LAST_INDEXED, RECORDS
 
 log = logging.getLogger(__name__)
 
@@ -107,12 +108,30 @@ def dead_letters(
     return records
 
 
+def record_indexed(kind: str, origins: Sequence[Origin], items: Sequence[BulkItem],
+                   failures: Sequence[ItemFailure]) -> None:
+    """Count the indexed documents and how long after its input arrived each one was
+    indexed (the input's Kafka timestamp travels with the enriched record)."""
+    failed = {f.item.ref for f in failures}
+    indexed = [item for item in items if item.ref not in failed]
+    RECORDS.labels(f"index_{kind}", "done").inc(len(indexed))
+    RECORDS.labels(f"index_{kind}", "dead_lettered").inc(len(origins) - len(indexed))
+    now = time.time()
+    for item in indexed:
+        arrived = origins[item.ref].timestamp
+        if arrived:
+            END_TO_END.labels(kind).observe(max(0.0, now - arrived))
+    if indexed:
+        LAST_INDEXED.labels(kind).set(now)
+
+
 async def handle_batch(origins: Sequence[Origin], indexer: BulkIndexer, prefix: str,
                        kind: DocumentKind, dlq: faust.TopicT, retry: RetryPolicy) -> None:
     started = time.monotonic()
     items, rejected = bulk_items(origins, prefix, kind)
     failures = await indexer.index(items)
     await publish(dead_letters(origins, rejected, failures, dlq), retry, kind.agent)
+    record_indexed(kind.template, origins, items, failures)
     log.info(
         "%s: %d records -> %d indexed, %d dead-lettered in %.2fs", kind.agent,
         len(origins), len(items) - len(failures), len(rejected) + len(failures),

@@ -46,6 +46,7 @@ from services.stream.delivery import (
     output_or_dead_letter,
     publish,
 )
+from services.stream.metrics import RECORDS
 from services.triton import ModelError
 
 log = logging.getLogger(__name__)
@@ -162,6 +163,8 @@ async def handle_batch(stage: Stage[P, R], origins: Sequence[Origin], out: faust
     items, rejected = split_valid(stage, origins)
     done, refused = await infer_all(stage, items)
     await publish(output_records(stage, done, rejected + refused, out, dlq), retry, stage.name)
+    RECORDS.labels(stage.name, "done").inc(len(done))
+    RECORDS.labels(stage.name, "dead_lettered").inc(len(rejected) + len(refused))
     log.info("%s: %d records -> %d done, %d dead-lettered in %.2fs %s", stage.name,
              len(origins), len(done), len(rejected) + len(refused),
              time.monotonic() - started, stage.summary([r for _, r in done]))

@@ -44,7 +44,8 @@ class FakeTopic:
         self.refuse = refuse
         self.sent: list[tuple[bytes, bytes]] = []
 
-    async def send(self, key: bytes, value: bytes) -> asyncio.Future[None]:
+    async def send(self, key: bytes, value: bytes,
+                   timestamp: float | None = None) -> asyncio.Future[None]:
         error = self.refuse(key, value)
         if error is not None:
             raise error

@@ -1,0 +1,185 @@
+"""Alerts proven on real faults: Prometheus scrapes a real worker, Triton, the exporters;
+Alertmanager notifies a webhook receiver run by this test.
+
+- Triton is SIGKILLed while posts flow: ``TritonUnavailable`` reaches the receiver, then
+  resolves once ``deploy.local up triton`` has it back, and every post is indexed once.
+- Undecodable records arrive: ``DeadLettersArriving`` with code ``DECODE_ERROR``.
+
+The monitoring servers are this module's own (private state dir, free ports, 1 s scrape and
+evaluation interval); the rules are the shipped ``deploy/monitoring/alerts.yml``. Delays
+(fault to notification, recovery to resolution) are printed as JSON for the record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from deploy.harness import PipelineRun, post_bytes, wait_until
+from deploy.monitoring import Alertmanager, ElasticsearchExporter, LagExporter, Prometheus
+from deploy.stack import server
+from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo, free_ports
+from services.settings import Settings
+
+pytestmark = [pytest.mark.integration, pytest.mark.disruptive, pytest.mark.timeout(900)]
+
+
+@dataclass
+class Receiver:
+    """Alertmanager's webhook target: every notification with its arrival time."""
+
+    url: str
+    notes: list[tuple[float, dict]] = field(default_factory=list)
+
+    def seen(self, alertname: str, status: str, after: float = 0.0,
+             **labels: str) -> float | None:
+        """When an alert ``alertname`` with ``status`` (firing/resolved) first arrived."""
+        for at, note in list(self.notes):
+            for alert in note.get("alerts", []):
+                got = alert.get("labels", {})
+                if (at >= after and got.get("alertname") == alertname
+                        and alert.get("status") == status
+                        and all(got.get(k) == v for k, v in labels.items())):
+                    return at
+        return None
+
+
+@pytest.fixture(scope="module")
+def receiver() -> Iterator[Receiver]:
+    notes: list[tuple[float, dict]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            notes.append((time.monotonic(), json.loads(body)))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield Receiver(f"http://127.0.0.1:{httpd.server_address[1]}/", notes)
+    httpd.shutdown()
+
+
+@dataclass
+class Monitoring:
+    settings: Settings  # the monitoring servers' (private state dir and ports)
+    stack: Settings  # the shared servers' (the fixtures')
+    worker_port: int
+
+    def query(self, expr: str) -> list[dict]:
+        url = (f"http://{self.settings.host}:{self.settings.prometheus_port}/api/v1/query?"
+               + urllib.parse.urlencode({"query": expr}))
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            return json.load(resp)["data"]["result"]
+
+    def value(self, expr: str) -> float | None:
+        result = self.query(expr)
+        return float(result[0]["value"][1]) if result else None
+
+
+@pytest.fixture(scope="module")
+def monitoring(tmp_path_factory: pytest.TempPathFactory, kafka: KafkaInfo,
+               elasticsearch: ElasticsearchInfo, triton: TritonInfo,
+               receiver: Receiver) -> Iterator[Monitoring]:
+    prom, am, es_exp, lag_exp, worker = free_ports(5)
+    settings = replace(
+        triton.settings, state_dir=Path(tmp_path_factory.mktemp("monitoring")),
+        prometheus_port=prom, alertmanager_port=am, es_exporter_port=es_exp,
+        lag_exporter_port=lag_exp, scrape_interval="1s",
+        worker_targets=f"127.0.0.1:{worker}", alert_webhook_url=receiver.url)
+    started = []
+    try:
+        for kind in (LagExporter, ElasticsearchExporter, Alertmanager, Prometheus):
+            srv = kind(settings)
+            srv.start(timeout=60, owner="fixture")
+            started.append(srv)
+        yield Monitoring(settings, triton.settings, worker)
+    finally:
+        for srv in reversed(started):
+            srv.stop()
+
+
+def test_triton_killed_while_posts_flow_alerts_then_resolves_and_loses_nothing(
+        monitoring: Monitoring, receiver: Receiver) -> None:
+    run = PipelineRun.create(monitoring.settings, "alert-triton",
+                             NLP_STREAM_WEB_PORT=str(monitoring.worker_port),
+                             NLP_HASHTAG_MODEL="")
+    try:
+        run.start_worker()
+        wait_until(lambda: monitoring.value('min(up{job=~"worker|triton"})') == 1.0, 60,
+                   "Prometheus scraping the worker and Triton")
+        ids = [f"alert-{i}" for i in range(300)]
+        items = [(i.encode(), post_bytes(i, f"post {n} about the game tonight #nba"))
+                 for n, i in enumerate(ids)]
+        producer = threading.Thread(target=run.produce, args=(items,), kwargs={"rate": 4},
+                                    daemon=True)
+        producer.start()
+        time.sleep(5)
+
+        triton = server("triton", monitoring.stack)
+        record = triton.record()
+        assert record is not None, "the triton fixture's server is not running"
+        killed = time.monotonic()
+        os.kill(record.pid, signal.SIGKILL)
+        wait_until(lambda: receiver.seen("TritonUnavailable", "firing", killed) is not None,
+                   120, "TritonUnavailable notified")
+        fired = receiver.seen("TritonUnavailable", "firing", killed)
+
+        restarting = time.monotonic()
+        triton.start(owner=record.owner)
+        back = time.monotonic()
+        wait_until(lambda: receiver.seen("TritonUnavailable", "resolved", back) is not None,
+                   120, "TritonUnavailable resolved")
+        resolved = receiver.seen("TritonUnavailable", "resolved", back)
+
+        producer.join()
+        assert run.wait_indexed(ids, timeout=300), run.log()[-3000:]
+        outcome = run.outcome(ids)
+        print(json.dumps({"alert_delay_s": round(fired - killed, 1),
+                          "triton_restart_s": round(back - restarting, 1),
+                          "resolve_delay_s": round(resolved - back, 1),
+                          "outcome": outcome}))
+        assert fired - killed < 60
+        assert resolved - back < 60
+        assert outcome["lost"] == 0 and outcome["duplicate_documents"] == 0
+        assert outcome["good_dead_lettered"] == 0, outcome["dead_letters_by_code"]
+    finally:
+        run.cleanup()
+
+
+def test_undecodable_records_raise_the_dead_letter_alert_by_code(
+        monitoring: Monitoring, receiver: Receiver) -> None:
+    run = PipelineRun.create(monitoring.settings, "alert-poison",
+                             NLP_STREAM_WEB_PORT=str(monitoring.worker_port),
+                             NLP_HASHTAG_MODEL="")
+    try:
+        run.start_worker()
+        wait_until(lambda: monitoring.value('up{job="worker"}') == 1.0, 60,
+                   "Prometheus scraping the worker")
+        time.sleep(3)  # a sample of the counters at 0 before the first dead letter
+        sent = time.monotonic()
+        run.produce([(f"bad-{i}".encode(), b"\xff\x00 not a post") for i in range(5)])
+        wait_until(lambda: receiver.seen("DeadLettersArriving", "firing", sent,
+                                         code="DECODE_ERROR") is not None,
+                   90, "DeadLettersArriving notified")
+        fired = receiver.seen("DeadLettersArriving", "firing", sent, code="DECODE_ERROR")
+        print(json.dumps({"dead_letter_alert_delay_s": round(fired - sent, 1)}))
+        assert fired - sent < 60
+        assert len(run.dead_letters()) == 5
+    finally:
+        run.cleanup()
