@@ -13,7 +13,8 @@ Prometheus's configuration is written from the settings at each start
 scraped from ``NLP_WORKER_TARGETS`` and from any file in
 ``$NLP_STATE_DIR/prometheus/targets/*.json`` (Prometheus's file discovery: a test or an
 operator adds a worker without a restart). Everything binds to loopback; Prometheus's
-admin and lifecycle APIs stay off.
+admin and lifecycle APIs stay off. The key graphs are one console page,
+``http://127.0.0.1:9090/consoles/pipeline.html`` (``deploy/monitoring/consoles/``).
 """
 
 from __future__ import annotations
@@ -134,6 +135,8 @@ class Prometheus(Server):
         return [binary("prometheus"), f"--config.file={self.home / 'prometheus.yml'}",
                 f"--storage.tsdb.path={self.home / 'data'}",
                 "--storage.tsdb.retention.time=7d",
+                f"--web.console.templates={MONITORING / 'consoles'}",
+                f"--web.console.libraries={MONITORING / 'console_libraries'}",
                 f"--web.listen-address={self.settings.host}:{self.settings.prometheus_port}"]
 
     def healthy(self) -> bool:

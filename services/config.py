@@ -176,6 +176,9 @@ class PipelineConfig:
     web_port: int | None = setting(6066, env="NLP_STREAM_WEB_PORT", parse=lambda raw:
                                    int(raw) or None, doc="the worker's web page (`/health/`, "
                                    "`/metrics`); 0: off")
+    web_bind: str = setting("127.0.0.1", env="NLP_STREAM_WEB_BIND", doc="the address the "
+                            "worker's web page binds (Compose: 0.0.0.0 on its private "
+                            "network, for Prometheus; the port is not published)")
     dlq_retention_days: float = setting(DLQ_RETENTION_DAYS, env="NLP_DLQ_RETENTION_DAYS",
                                         parse=float, doc="retention of the `.dlq` topics, days")
     hashtag_memory: MemoryConfig = field(default_factory=MemoryConfig)

@@ -67,7 +67,7 @@ def create_app(cfg: PipelineConfig) -> faust.App:
         autodiscover=False,
         web_enabled=cfg.web_port is not None,
         web_port=cfg.web_port or 6066,
-        web_bind="127.0.0.1",
+        web_bind=cfg.web_bind,
         web_host="127.0.0.1",
         producer_acks=-1,
         producer_max_request_size=MAX_RAW_BYTES,

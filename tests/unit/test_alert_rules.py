@@ -41,6 +41,19 @@ def test_the_generated_configurations_are_valid(tmp_path: Path) -> None:
     run("amtool", "check-config", str(am))
 
 
+@needs
+def test_the_compose_configurations_are_valid_and_read_the_same_rules(tmp_path: Path) -> None:
+    text = (MONITORING / "compose-prometheus.yml").read_text()
+    assert "rule_files: [/etc/nlp-monitoring/alerts.yml]" in text
+    local = tmp_path / "prometheus.yml"
+    local.write_text(text.replace("/etc/nlp-monitoring/alerts.yml", str(ALERT_RULES)))
+    run("promtool", "check", "config", str(local))
+    run("amtool", "check-config", str(MONITORING / "compose-alertmanager.yml"))
+    for job in re.findall(r'"job_name": "(\w+)"',
+                          json.dumps(prometheus_config(Settings(), tmp_path))):
+        assert f"job_name: {job}\n" in text, f"{job}: scraped locally, not in Compose"
+
+
 def test_every_alert_has_a_runbook_entry_and_a_unit_test() -> None:
     text = ALERT_RULES.read_text()
     names = re.findall(r"^ +- alert: (\w+)$", text, re.M)

@@ -27,6 +27,10 @@ EXPECTED_SERVICES = {
     "triton-replica",
     "worker",
     "producer",
+    "prometheus",
+    "alertmanager",
+    "es-exporter",
+    "lag-exporter",
 }
 
 pytestmark = pytest.mark.skipif(
