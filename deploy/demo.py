@@ -2,7 +2,8 @@
 
     python -m deploy.demo [--limit N]
 
-1. starts Kafka, Elasticsearch and Triton (or reuses running ones: `up` is idempotent),
+1. starts Kafka, Elasticsearch, Triton and the monitoring (or reuses running ones: `up`
+   is idempotent),
 2. starts the Faust worker (`python -m services.stream worker`) in the background,
 3. replays the sample feeds with the replay producer: onto `posts.raw`
    deploy/sample_data/tweets.jsonl (2,374 ARK-Twitter tweets, CC BY 3.0) and
@@ -132,7 +133,7 @@ def main() -> None:
     args = parser.parse_args()
     settings = Settings.from_env()
 
-    banner("1. starting Kafka, Elasticsearch and Triton (reused if already running)")
+    banner("1. starting Kafka, Elasticsearch, Triton and the monitoring (reused if running)")
     for srv in servers(None, settings):
         began = time.monotonic()
         _, started = srv.start(timeout=settings.start_timeout)
@@ -182,8 +183,9 @@ def main() -> None:
     total = sum(status(s).rss_bytes for s in servers(None, settings)) / 2**20
     print(
         f"  servers still running ({total:.0f} MiB resident): try "
-        "`python -m services.search --tag NNP:heat`;\n  stop them with "
-        "`python -m deploy.local down`."
+        "`python -m services.search --tag NNP:heat`;\n  the graphs of this run: "
+        f"http://{settings.host}:{settings.prometheus_port}/consoles/pipeline.html;\n"
+        "  stop them with `python -m deploy.local down`."
     )
     for kind, expected in ids.items():
         if found[kind] < len(expected):
