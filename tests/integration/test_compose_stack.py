@@ -17,6 +17,8 @@ Checked, on a project of its own (removed with its volumes afterwards):
   none dead-lettered; the seconds the index stood still after the kill are printed;
 - the headline API answers its gRPC health check and one ``Suggest`` from the host;
 - every service runs as a non-root user, none was killed for exceeding its ``mem_limit``;
+- Prometheus scrapes every worker replica, both Tritons, the headline API and the two
+  exporters, and Alertmanager is ready;
 - two Tritons under one name (profile ``replica``) both serve the workers, and a restart of
   one while posts stream in loses and duplicates nothing.
 
@@ -30,6 +32,8 @@ import os
 import secrets
 import subprocess
 import time
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -49,6 +53,7 @@ PROJECT = f"nlpcompose{os.getpid()}"
 ADDRESS = "127.0.0.2"  # NLP_PUBLISH_ADDRESS: loopback, apart from the local stack's 127.0.0.1
 SAMPLES = REPO_ROOT / "deploy" / "sample_data"
 WORKERS = 3
+MONITORING = ["prometheus", "alertmanager", "es-exporter", "lag-exporter"]
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +65,8 @@ def stack() -> Iterator[ComposeProject]:
         **os.environ, "NLP_TRITON_ADMIN_KEY": secrets.token_hex(16),
         "NLP_PUBLISH_ADDRESS": ADDRESS})
     with project.running(["kafka", "elasticsearch", "triton", "triton-replica", "worker",
-                          "headline-api"], ["kafka", "elasticsearch", "triton", "triton-replica"],
+                          "headline-api", *MONITORING],
+                         ["kafka", "elasticsearch", "triton", "triton-replica"],
                          up_options=("--scale", f"worker={WORKERS}")):
         yield project
 
@@ -176,7 +182,8 @@ def test_three_workers_and_a_killed_one_index_every_post_once_and_the_api_answer
 def test_every_service_runs_as_a_non_root_user_within_its_memory_limit(
     stack: ComposeProject,
 ) -> None:
-    services = ["kafka", "elasticsearch", "triton", "triton-replica", "worker", "headline-api"]
+    services = ["kafka", "elasticsearch", "triton", "triton-replica", "worker", "headline-api",
+                *MONITORING]
     containers = {c: s for s in services for c in stack.containers(s)}
     for container, service in containers.items():
         uid = subprocess.run(["docker", "exec", container, "id", "-u"], capture_output=True,
@@ -190,6 +197,26 @@ def test_every_service_runs_as_a_non_root_user_within_its_memory_limit(
                             "{{.Name}}\t{{.MemUsage}}", *containers],
                            capture_output=True, text=True, timeout=120, check=True).stdout
     print("memory after the stream (usage / limit):\n" + stats)
+
+
+def test_prometheus_scrapes_every_service_and_alertmanager_is_ready(
+        stack: ComposeProject) -> None:
+    expected = {"worker": WORKERS, "triton": 2, "headline_api": 1, "elasticsearch": 1,
+                "consumer_lag": 1, "alertmanager": 1, "prometheus": 1}
+    query = urllib.parse.urlencode({"query": "sum by (job) (up)"})
+    deadline, up = time.monotonic() + 180, {}
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(f"http://{ADDRESS}:9090/api/v1/query?{query}",
+                                    timeout=5) as resp:
+            result = json.load(resp)["data"]["result"]
+        up = {r["metric"]["job"]: int(float(r["value"][1])) for r in result}
+        if up == expected:
+            break
+        time.sleep(2)
+    assert up == expected
+    with urllib.request.urlopen(f"http://{ADDRESS}:9095/-/ready", timeout=5) as resp:
+        assert resp.status == 200
+    print(json.dumps({"prometheus_up_by_job": up}))
 
 
 def test_a_triton_replica_restarted_mid_stream_loses_and_duplicates_nothing(
