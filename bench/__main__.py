@@ -14,6 +14,7 @@
     python -m bench faults [--posts 5000] [--rate 100] [--only worker_kill,...]
     python -m bench headline-api-overload [--clients 20] [--seconds 30] [--words 400]
     python -m bench headline-api-reconnect [--down 40]
+    python -m bench backfill [--posts 3000] [--wait 420] [--producer-clock]
 """
 
 from __future__ import annotations
@@ -106,6 +107,14 @@ def main() -> None:
     p_back = sub.add_parser("headline-api-reconnect", help="gRPC headline API after a Triton "
                             "restart: gRPC's default reconnect backoff vs the channel options")
     p_back.add_argument("--down", type=float, default=40.0, help="seconds Triton stays down")
+    p_fill = sub.add_parser("backfill", help="posts stamped with old creation times, sent "
+                            "while no worker runs: deleted by retention, then indexed")
+    p_fill.add_argument("--posts", type=int, default=3000)
+    p_fill.add_argument("--wait", type=float, default=420,
+                        help="seconds with no worker (the broker checks retention every 300)")
+    p_fill.add_argument("--producer-clock", action="store_true",
+                        help="the run's posts.raw stamped by the producer (CreateTime), as "
+                        "before retention counted from arrival")
     args = parser.parse_args()
     if args.which == "faults":
         from bench.faults import run as run_faults
@@ -158,6 +167,10 @@ def main() -> None:
 
         print(json.dumps(run_overload(args.clients, args.seconds, args.words,
                                        args.queue_wait), indent=2))
+    elif args.which == "backfill":
+        from bench.backfill import run as run_backfill
+
+        print(json.dumps(run_backfill(args.posts, args.wait, args.producer_clock)))
     elif args.which == "headline-api-reconnect":
         from bench.headline_api_reconnect import run as run_reconnect
 

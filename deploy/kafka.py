@@ -30,6 +30,9 @@ class Kafka(Server):
     """Single-node KRaft cluster on 127.0.0.1 with local-development topic defaults."""
 
     name = "kafka"
+    #: how often the broker deletes segments past retention (Kafka's default, 5 min);
+    #: tests of retention shorten it on a broker of their own
+    retention_check_ms = 300_000
 
     def ports(self) -> list[Port]:
         s = self.settings
@@ -65,7 +68,13 @@ class Kafka(Server):
             "num.network.threads": "2",
             "num.io.threads": "2",
             "num.recovery.threads.per.data.dir": "1",
+            # Retention counts from each record's arrival, not from the producer's clock:
+            # records stamped with their posts' old creation times (a backfill) would
+            # otherwise be deleted at the next retention check, before any worker read
+            # them (services/kafka_topics.py sets the same on every pipeline topic).
+            "log.message.timestamp.type": "LogAppendTime",
             "log.retention.hours": "24",
+            "log.retention.check.interval.ms": str(self.retention_check_ms),
             "log.segment.bytes": str(64 * 1024 * 1024),
             # The log cleaner (compacted topics: consumer offsets) keeps this buffer on the
             # heap for good: Kafka's default 128 MiB was most of the broker's live heap here

@@ -5,7 +5,7 @@
     python -m deploy.local down [names ...]
     python -m deploy.local status
     python -m deploy.local logs [name] [-n N]
-    python -m deploy.local topics posts.raw posts.tagged ...
+    python -m deploy.local topics posts.raw posts.tagged ... [--retention-hours H]
 
 Ports and paths come from NLP_* variables (see services/settings.py); state (configs, data,
 logs, pid records) lives in NLP_STATE_DIR, default var/.
@@ -110,10 +110,17 @@ def cmd_logs(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_topics(args: argparse.Namespace, settings: Settings) -> int:
-    from services.kafka_topics import ensure_topics
+    from services.kafka_topics import alter_topic_configs, ensure_topics, retention_ms
 
+    if args.retention_hours is not None and args.retention_hours <= 0:
+        raise ValueError("--retention-hours must be above 0")
     created = ensure_topics(settings.kafka_bootstrap, args.topics, args.partitions)
     print(f"created: {', '.join(created) or 'none (all exist)'}")
+    if args.retention_hours is not None:
+        for topic in args.topics:
+            alter_topic_configs(settings.kafka_bootstrap, topic,
+                                {"retention.ms": retention_ms(args.retention_hours / 24)})
+        print(f"retention: {args.retention_hours:g} h on {', '.join(args.topics)}")
     return 0
 
 
@@ -143,9 +150,13 @@ def parser() -> argparse.ArgumentParser:
     logs.add_argument("name", nargs="?", choices=[*SERVERS, "es"])
     logs.add_argument("-n", type=int, default=50, help="number of lines")
     logs.set_defaults(func=cmd_logs)
-    topics = sub.add_parser("topics", help="create Kafka topics if missing")
+    topics = sub.add_parser("topics", help="create Kafka topics if missing, keep their "
+                            "configs (services/kafka_topics.py)")
     topics.add_argument("topics", nargs="+")
     topics.add_argument("--partitions", type=int, default=4)
+    topics.add_argument("--retention-hours", type=float, default=None,
+                        help="keep the topics' records this long after they arrived "
+                        "(default: the broker's 24 h; docs/operations.md#backfills-and-retention)")
     topics.set_defaults(func=cmd_topics)
     return p
 

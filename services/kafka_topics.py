@@ -1,18 +1,31 @@
-"""Create the pipeline's topics up front (idempotent), the one place topics are made.
+"""Create the pipeline's topics up front and keep their configs (idempotent): the one place
+topics are made.
 
 The local broker auto-creates topics, but with whatever defaults it has; creating them
 explicitly gives every topic the same partition count (parallelism for agents) and makes a
-fresh cluster usable before the first message arrives. Dead-letter topics (``*.dlq``) keep
-their records for ``retention_days`` (default ``DLQ_RETENTION_DAYS``) instead of the
-broker's default: they are an operator's worklist (``python -m services.dlq``), and a
-reason to look at them may come days later. Their retention is set again on every run, so
-changing ``NLP_DLQ_RETENTION_DAYS`` applies to existing topics too.
+fresh cluster usable before the first message arrives. Two configs are set again on every
+run, on new and existing topics alike, so a changed setting applies to old topics too:
+
+- ``message.timestamp.type=LogAppendTime`` on every topic: the broker stamps each record
+  with its arrival, whatever the producer sent. Retention deletes a segment once its newest
+  timestamp is older than ``retention.ms``, so with the producer's clock (``CreateTime``) a
+  backfill stamped with its posts' creation times would be deleted minutes after it was
+  written, before any worker read it, and a record stamped in the future would hold its
+  segment forever. The posts' and articles' own times travel in the messages
+  (``created_at``, ``published_at``).
+- ``retention.ms`` on the dead-letter topics (``*.dlq``): ``retention_days`` (default
+  ``DLQ_RETENTION_DAYS``) instead of the broker's default, as they are an operator's
+  worklist (``python -m services.dlq``) and a reason to look at them may come days later.
+
+Any other override a topic carries (an operator's raised ``retention.ms`` on
+``posts.raw`` for a backfill, say) is kept: Kafka's AlterConfigs replaces a topic's whole
+set of overrides, so the current ones are read and merged first.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 from kafka.errors import TopicAlreadyExistsError
@@ -23,6 +36,9 @@ from services.limits import DLQ_RETENTION_DAYS
 log = logging.getLogger(__name__)
 
 DLQ_SUFFIX = ".dlq"
+#: DescribeConfigs' (v1+) ``config_source`` of an override set on the topic itself
+#: (DYNAMIC_TOPIC_CONFIG); an entry is (name, value, read_only, config_source, ...)
+TOPIC_OVERRIDE = 1
 
 
 def retention_ms(days: float) -> str:
@@ -30,17 +46,23 @@ def retention_ms(days: float) -> str:
 
 
 def topic_configs(name: str, dlq_retention_days: float) -> dict[str, str]:
+    """The configs this module keeps on topic ``name`` (see the module docstring)."""
+    configs = {"message.timestamp.type": "LogAppendTime"}
     if name.endswith(DLQ_SUFFIX):
-        return {"retention.ms": retention_ms(dlq_retention_days)}
-    return {}
+        configs["retention.ms"] = retention_ms(dlq_retention_days)
+    return configs
+
+
+def _admin(bootstrap: str) -> KafkaAdminClient:
+    return KafkaAdminClient(bootstrap_servers=bootstrap, client_id="nlp-topics",
+                            **KafkaSecurity.from_env().kafka_options())
 
 
 def ensure_topics(bootstrap: str, topics: Iterable[str], partitions: int = 4,
                   dlq_retention_days: float = DLQ_RETENTION_DAYS) -> list[str]:
-    """Create the missing topics and set the dead-letter topics' retention; return the
-    topics created."""
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="nlp-topics",
-                             **KafkaSecurity.from_env().kafka_options())
+    """Create the missing topics, set the configs this module keeps on all of them (see the
+    module docstring); return the topics created."""
+    admin = _admin(bootstrap)
     try:
         wanted = list(dict.fromkeys(topics))
         existing = set(admin.list_topics())
@@ -55,24 +77,65 @@ def ensure_topics(bootstrap: str, topics: Iterable[str], partitions: int = 4,
                 pass  # another process won the race
         if created:
             log.info("created topics %s (%d partitions)", created, partitions)
-        dlqs = [t for t in wanted if t.endswith(DLQ_SUFFIX) and t not in created]
-        if dlqs:
-            admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, name,
-                                                configs=topic_configs(name, dlq_retention_days))
-                                 for name in dlqs])
+        _set_configs(admin, {name: topic_configs(name, dlq_retention_days)
+                             for name in wanted if name not in created})
         return created
+    finally:
+        admin.close()
+
+
+def alter_topic_configs(bootstrap: str, topic: str, configs: Mapping[str, str]) -> None:
+    """Set ``configs`` on ``topic``, keeping its other overrides (e.g. ``retention.ms``
+    raised for a backfill, docs/operations.md#backfills-and-retention)."""
+    admin = _admin(bootstrap)
+    try:
+        _set_configs(admin, {topic: dict(configs)})
+    finally:
+        admin.close()
+
+
+def _set_configs(admin: KafkaAdminClient, wanted: Mapping[str, Mapping[str, str]]) -> None:
+    """Merge ``wanted`` (topic -> configs) into each topic's current overrides and write
+    those topics whose overrides change."""
+    if not wanted:
+        return
+    current = _overrides(admin, list(wanted))
+    changed = []
+    for name, configs in wanted.items():
+        merged = {**current.get(name, {}), **configs}
+        if merged != current.get(name):
+            changed.append(ConfigResource(ConfigResourceType.TOPIC, name, configs=merged))
+    if changed:
+        response = admin.alter_configs(changed)
+        refused = [(r[2], r[1]) for r in response.resources if r[0] != 0]
+        if refused:
+            raise RuntimeError(f"the broker refused topic configs: {refused}")
+
+
+def _overrides(admin: KafkaAdminClient, topics: list[str]) -> dict[str, dict[str, str]]:
+    """Each topic's own overrides (not the broker's defaults)."""
+    responses = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, name)
+                                        for name in topics])
+    overrides: dict[str, dict[str, str]] = {}
+    for response in responses:
+        for _code, _message, _type, name, entries in response.resources:
+            overrides[name] = {entry[0]: entry[1] for entry in entries
+                               if entry[3] == TOPIC_OVERRIDE and entry[1] is not None}
+    return overrides
+
+
+def topic_config(bootstrap: str, topic: str, key: str) -> str:
+    """The value of ``key`` in force for ``topic`` (its own, or the broker's default)."""
+    admin = _admin(bootstrap)
+    try:
+        [response] = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic,
+                                                            configs={key: None})])
+        entries = [e for resource in response.resources for e in resource[4]]
+        return next(str(e[1]) for e in entries if e[0] == key)
     finally:
         admin.close()
 
 
 def topic_retention_ms(bootstrap: str, topic: str) -> int:
     """The ``retention.ms`` in force for ``topic`` (its own, or the broker's default)."""
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="nlp-topics",
-                             **KafkaSecurity.from_env().kafka_options())
-    try:
-        [response] = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic,
-                                                            configs={"retention.ms": None})])
-        entries = [e for resource in response.resources for e in resource[4]]
-        return next(int(e[1]) for e in entries if e[0] == "retention.ms")
-    finally:
-        admin.close()
+    return int(topic_config(bootstrap, topic, "retention.ms"))

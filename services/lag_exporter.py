@@ -13,7 +13,16 @@ small requests), so the numbers are never older than the scrape. Served metrics:
   (unchanged for minutes while the lag is above 0: the group is stalled);
 - ``nlp_topic_end_offset{topic}``: records ever written to the topic (``rate()`` of a
   ``.dlq`` topic is its dead-letter rate, seen from the broker's side);
+- ``nlp_consumer_oldest_unread_age_seconds{group,topic}``: how long ago the group's
+  oldest unread record arrived (the timestamp of the record at its committed offset, the
+  broker's append time; 0 when it has read everything). Retention deletes records by that
+  age, read or not: ``UnreadRecordsNearRetention`` compares the two;
+- ``nlp_topic_retention_seconds{topic}``: the ``retention.ms`` in force (none for a topic
+  kept forever);
 - ``nlp_kafka_up``: 1 when the broker answered this scrape, else 0 (and no other series).
+
+The age costs one small fetch per lagging partition whose committed offset moved since the
+last scrape (the timestamp at an offset never changes, so it is remembered).
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType
 from prometheus_client.core import REGISTRY, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
@@ -41,6 +51,8 @@ class LagCollector(Collector):
         self.timeout_ms = timeout_ms
         self._admin: KafkaAdminClient | None = None
         self._consumer: KafkaConsumer | None = None
+        #: (partition, offset) -> the record's timestamp, for the offsets of the last scrape
+        self._arrivals: dict[tuple[TopicPartition, int], float] = {}
 
     def _clients(self) -> tuple[KafkaAdminClient, KafkaConsumer]:
         if self._admin is None or self._consumer is None:
@@ -72,10 +84,56 @@ class LagCollector(Collector):
                                 if meta.offset >= 0}
         return ends, committed
 
+    def oldest_unread(self, ends: dict[TopicPartition, int],
+                      committed: dict[str, dict[TopicPartition, int]]) -> dict[
+                          tuple[str, str], float | None]:
+        """(group, topic) -> when its oldest unread record arrived (Unix seconds), None when
+        it has read everything (or no record came back)."""
+        _, consumer = self._clients()
+        starts = consumer.beginning_offsets(list(ends)) if ends else {}
+        unread = first_unread(ends, starts, committed)
+        wanted = {position for positions in unread.values() for position in positions}
+        self._arrivals = {p: t for p, t in self._arrivals.items() if p in wanted}
+        for tp, offset in sorted(wanted - self._arrivals.keys()):
+            arrived = self._arrival(tp, offset)
+            if arrived is not None:
+                self._arrivals[(tp, offset)] = arrived
+        return {key: min((self._arrivals[p] for p in positions if p in self._arrivals),
+                         default=None)
+                for key, positions in unread.items()}
+
+    def _arrival(self, tp: TopicPartition, offset: int) -> float | None:
+        """The timestamp (seconds) of the first record at or after ``offset``; None if none
+        came back in time or it carries no timestamp."""
+        _, consumer = self._clients()
+        consumer.assign([tp])
+        consumer.seek(tp, offset)
+        for record in consumer.poll(timeout_ms=self.timeout_ms, max_records=1).get(tp, []):
+            if record.timestamp > 0:
+                return record.timestamp / 1000
+        return None
+
+    def retention(self, topics: set[str]) -> dict[str, float]:
+        """Topic -> its retention in seconds (topics kept forever are left out)."""
+        admin, _ = self._clients()
+        if not topics:
+            return {}
+        [response] = admin.describe_configs([
+            ConfigResource(ConfigResourceType.TOPIC, t, configs={"retention.ms": None})
+            for t in sorted(topics)])
+        seconds = {}
+        for _code, _message, _type, topic, entries in response.resources:
+            for name, value, *_ in entries:
+                if name == "retention.ms" and value is not None and int(value) >= 0:
+                    seconds[topic] = int(value) / 1000
+        return seconds
+
     def collect(self) -> Iterator[GaugeMetricFamily]:
         up = GaugeMetricFamily("nlp_kafka_up", "1 when the broker answered this scrape")
         try:
             ends, committed = self.offsets()
+            oldest = self.oldest_unread(ends, committed)
+            retention = self.retention({tp.topic for tp in ends})
         except Exception as exc:  # broker down or refusing: say so, serve no stale numbers
             log.warning("broker did not answer: %s", exc)
             self._reset()
@@ -87,6 +145,8 @@ class LagCollector(Collector):
         yield end_offsets(ends)
         yield lags(ends, committed)
         yield committed_offsets(committed)
+        yield unread_ages(oldest, time.time())
+        yield retention_seconds(retention)
 
 
 def end_offsets(ends: dict[TopicPartition, int]) -> GaugeMetricFamily:
@@ -126,6 +186,42 @@ def committed_offsets(committed: dict[str, dict[TopicPartition, int]]) -> GaugeM
             per_topic[tp.topic] += offset
         for topic, total in sorted(per_topic.items()):
             family.add_metric([group, topic], total)
+    return family
+
+
+def first_unread(ends: dict[TopicPartition, int], starts: dict[TopicPartition, int],
+                 committed: dict[str, dict[TopicPartition, int]]) -> dict[
+                     tuple[str, str], list[tuple[TopicPartition, int]]]:
+    """(group, topic) -> (partition, first unread offset) of each partition with unread
+    records, for every topic the group has committed on ([] when it has read everything).
+    Unread begins at the committed offset, or at the partition's start where the group never
+    committed or retention already deleted what it had not read."""
+    unread: dict[tuple[str, str], list[tuple[TopicPartition, int]]] = {}
+    for group, offsets in sorted(committed.items()):
+        topics = {tp.topic for tp in offsets}
+        for tp, end in sorted(ends.items()):
+            if tp.topic in topics:
+                first = max(offsets.get(tp, 0), starts.get(tp, 0))
+                positions = unread.setdefault((group, tp.topic), [])
+                if first < end:
+                    positions.append((tp, first))
+    return unread
+
+
+def unread_ages(oldest: dict[tuple[str, str], float | None], now: float) -> GaugeMetricFamily:
+    family = GaugeMetricFamily("nlp_consumer_oldest_unread_age_seconds", "How long ago the "
+                               "consumer group's oldest unread record arrived (0: all read)",
+                               labels=["group", "topic"])
+    for (group, topic), arrived in sorted(oldest.items()):
+        family.add_metric([group, topic], 0.0 if arrived is None else max(0.0, now - arrived))
+    return family
+
+
+def retention_seconds(retention: dict[str, float]) -> GaugeMetricFamily:
+    family = GaugeMetricFamily("nlp_topic_retention_seconds", "The topic's retention.ms in "
+                               "force, in seconds", labels=["topic"])
+    for topic, seconds in sorted(retention.items()):
+        family.add_metric([topic], seconds)
     return family
 
 

@@ -19,8 +19,10 @@ class Origin:
     offset: int
     key: bytes | None
     value: bytes | None
-    #: the record's Kafka timestamp, seconds (None where the broker gave none)
-    timestamp: float | None = None
+    #: when the input this record derives from reached the broker, seconds: a raw record's
+    #: own Kafka timestamp (LogAppendTime), an enriched record's ``nlp-arrived-ms`` header
+    #: (services/stream/delivery.py); None where neither was given
+    arrived: float | None = None
 
 
 def dead_letter(

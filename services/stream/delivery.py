@@ -62,6 +62,13 @@ RECORD_OVERHEAD = 1024
 COUNTS: Counter[str] = Counter()
 
 
+#: The header that carries, on an enriched record, when its input reached the broker (ms
+#: since the epoch). Every topic stamps records with their arrival (LogAppendTime,
+#: services/kafka_topics.py), so an output record's own timestamp is when *it* was written;
+#: the indexer reads this header to measure from the input's arrival (``nlp_end_to_end_seconds``).
+ARRIVED_HEADER = "nlp-arrived-ms"
+
+
 @dataclass(frozen=True)
 class Outgoing:
     """A record to produce: raw key and value bytes for a raw-serialized topic."""
@@ -69,14 +76,34 @@ class Outgoing:
     topic: faust.TopicT
     key: bytes
     value: bytes
-    #: the Kafka timestamp to give the record (seconds); None: the producer's clock
-    timestamp: float | None = None
+    #: when the input behind it reached the broker (seconds), sent as ``ARRIVED_HEADER``
+    arrived: float | None = None
+
+    def headers(self) -> list[tuple[str, bytes]] | None:
+        if self.arrived is None:
+            return None
+        return [(ARRIVED_HEADER, str(round(self.arrived * 1000)).encode())]
 
 
 def origin_of(event: EventT) -> Origin:
-    """The Kafka coordinates and exact bytes of the record behind ``event``."""
+    """The Kafka coordinates and exact bytes of the record behind ``event``, and when its
+    input arrived: the ``ARRIVED_HEADER`` if it has one, else its own timestamp."""
     msg = event.message
-    return Origin(msg.topic, msg.partition, msg.offset, msg.key, msg.value, msg.timestamp)
+    return Origin(msg.topic, msg.partition, msg.offset, msg.key, msg.value,
+                  arrived_from_header(msg.headers) or msg.timestamp)
+
+
+def arrived_from_header(headers: object) -> float | None:
+    """``ARRIVED_HEADER`` in seconds, from Faust's headers (a mapping or (key, value) pairs);
+    None if absent or not a number."""
+    pairs = headers.items() if isinstance(headers, dict) else headers or ()
+    for key, value in pairs:  # type: ignore[union-attr]
+        if key == ARRIVED_HEADER:
+            try:
+                return int(value) / 1000
+            except (TypeError, ValueError):
+                return None
+    return None
 
 
 def now_utc() -> datetime:
@@ -96,11 +123,11 @@ def output_or_dead_letter(out: faust.TopicT, key: bytes, value: bytes, origin: O
                           dlq: faust.TopicT, limit: int = MAX_RAW_BYTES) -> Outgoing:
     """The output record, or a ``TOO_LARGE`` dead letter if the broker would refuse it
     (enrichment can make a record near the limit grow past it). The output keeps the
-    input's Kafka timestamp, so the indexer can tell how long ago the input arrived
-    (``nlp_end_to_end_seconds``)."""
+    input's arrival (``ARRIVED_HEADER``), so the indexer can tell how long ago the input
+    arrived (``nlp_end_to_end_seconds``)."""
     size = len(key) + len(value)
     if size + RECORD_OVERHEAD <= limit:
-        return Outgoing(out, key, value, origin.timestamp)
+        return Outgoing(out, key, value, origin.arrived)
     return dlq_record(dlq, origin, errors.TOO_LARGE,
                       f"the output record would be {size} bytes; the limit is {limit}")
 
@@ -135,7 +162,7 @@ async def publish(records: Sequence[Outgoing], policy: RetryPolicy, what: str) -
         return
 
     async def attempt() -> None:
-        pending = [await r.topic.send(key=r.key, value=r.value, timestamp=r.timestamp)
+        pending = [await r.topic.send(key=r.key, value=r.value, headers=r.headers())
                    for r in records]
         await asyncio.gather(*pending)
 

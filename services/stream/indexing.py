@@ -111,14 +111,14 @@ def dead_letters(
 def record_indexed(kind: str, origins: Sequence[Origin], items: Sequence[BulkItem],
                    failures: Sequence[ItemFailure]) -> None:
     """Count the indexed documents and how long after its input arrived each one was
-    indexed (the input's Kafka timestamp travels with the enriched record)."""
+    indexed (the input's arrival travels with the enriched record as a header)."""
     failed = {f.item.ref for f in failures}
     indexed = [item for item in items if item.ref not in failed]
     RECORDS.labels(f"index_{kind}", "done").inc(len(indexed))
     RECORDS.labels(f"index_{kind}", "dead_lettered").inc(len(origins) - len(indexed))
     now = time.time()
     for item in indexed:
-        arrived = origins[item.ref].timestamp
+        arrived = origins[item.ref].arrived
         if arrived:
             END_TO_END.labels(kind).observe(max(0.0, now - arrived))
     if indexed:

@@ -28,7 +28,8 @@ DEAD_LETTERS = Counter("nlp_dead_letters", "Dead letters built, by error code",
 for _code in errors.CODES:
     DEAD_LETTERS.labels(_code)
 END_TO_END = Histogram("nlp_end_to_end_seconds", "From the input's arrival on the raw topic "
-                       "(its Kafka timestamp) to its document indexed, by kind",
+                       "(its Kafka timestamp: the broker's append time) to its document "
+                       "indexed, by kind",
                        ["kind"], buckets=(0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300,
                                           900))
 LAST_INDEXED = Gauge("nlp_last_indexed_timestamp_seconds", "When the last document of the "

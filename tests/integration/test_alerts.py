@@ -4,6 +4,8 @@ Alertmanager notifies a webhook receiver run by this test.
 - Triton is SIGKILLed while posts flow: ``TritonUnavailable`` reaches the receiver, then
   resolves once ``deploy.local up triton`` has it back, and every post is indexed once.
 - Undecodable records arrive: ``DeadLettersArriving`` with code ``DECODE_ERROR``.
+- A worker stops with a backlog on a topic that keeps records 120 s:
+  ``UnreadRecordsNearRetention`` warns at half of it, and resolves once a worker read it.
 
 The monitoring servers are this module's own (private state dir, free ports, 1 s scrape and
 evaluation interval); the rules are the shipped ``deploy/monitoring/alerts.yml``. Delays
@@ -32,6 +34,7 @@ from deploy.harness import PipelineRun, post_bytes, wait_until
 from deploy.monitoring import Alertmanager, ElasticsearchExporter, LagExporter, Prometheus
 from deploy.stack import server
 from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo, free_ports
+from services.kafka_topics import alter_topic_configs
 from services.settings import Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.disruptive, pytest.mark.timeout(900)]
@@ -183,6 +186,49 @@ def test_undecodable_records_raise_the_dead_letter_alert_by_code(
         print(json.dumps({"dead_letter_alert_delay_s": round(fired - sent, 1)}))
         assert fired - sent < 60
         assert len(run.dead_letters()) == 5
+    finally:
+        run.cleanup()
+
+
+def test_a_stopped_worker_with_a_backlog_near_retention_warns_and_resolves_once_read(
+        monitoring: Monitoring, receiver: Receiver) -> None:
+    """The run's ``posts.raw`` keeps records 120 s: a backlog left unread for 60 s (half of
+    it) warns; a worker started then reads it, the alert resolves, nothing is lost."""
+    run = PipelineRun.create(monitoring.settings, "alert-backlog",
+                             NLP_STREAM_WEB_PORT=str(monitoring.worker_port),
+                             NLP_HASHTAG_MODEL="")
+    topic = run.topics.posts_raw
+    try:
+        alter_topic_configs(run.bootstrap, topic, {"retention.ms": "120000"})
+        first = [f"early-{i}" for i in range(20)]
+        run.start_worker()
+        run.produce([(i.encode(), post_bytes(i, f"post {i} before the stop")) for i in first])
+        assert run.wait_indexed(first, timeout=120), run.log()[-3000:]
+        assert run.stop_worker() == 0  # a clean stop: every offset committed
+
+        backlog = [f"backlog-{i}" for i in range(200)]
+        sent = time.monotonic()
+        run.produce([(i.encode(), post_bytes(i, f"post {i} while no worker runs"))
+                     for i in backlog])
+        wait_until(lambda: receiver.seen("UnreadRecordsNearRetention", "firing", sent,
+                                         topic=topic, severity="warning") is not None,
+                   110, "UnreadRecordsNearRetention notified")
+        fired = receiver.seen("UnreadRecordsNearRetention", "firing", sent, topic=topic)
+
+        run.start_worker()
+        assert run.wait_indexed(first + backlog, timeout=120), run.log()[-3000:]
+        read = time.monotonic()
+        wait_until(lambda: receiver.seen("UnreadRecordsNearRetention", "resolved", read,
+                                         topic=topic) is not None,
+                   90, "UnreadRecordsNearRetention resolved")
+        resolved = receiver.seen("UnreadRecordsNearRetention", "resolved", read, topic=topic)
+        outcome = run.outcome(first + backlog)
+        print(json.dumps({"backlog_warning_after_s": round(fired - sent, 1),
+                          "resolved_after_read_s": round(resolved - read, 1),
+                          "outcome": outcome}))
+        assert 60 <= fired - sent < 100  # half of the retention, and a scrape or two
+        assert outcome["lost"] == 0 and outcome["duplicate_documents"] == 0
+        assert outcome["good_dead_lettered"] == 0, outcome["dead_letters_by_code"]
     finally:
         run.cleanup()
 

@@ -21,11 +21,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from kafka import KafkaAdminClient
+from kafka.admin import NewTopic
 
 from deploy.process import DeployError, group_pids
 from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo, private_env, running
 from deploy.triton import Triton
-from services.kafka_topics import ensure_topics, topic_retention_ms
+from services.kafka_topics import (
+    alter_topic_configs,
+    ensure_topics,
+    topic_config,
+    topic_retention_ms,
+)
 from services.model_control import admin_headers
 from services.settings import REPO_ROOT, Settings
 
@@ -103,6 +110,28 @@ def test_dead_letter_topics_keep_records_for_days_and_the_setting_applies_to_old
     assert topic_retention_ms(kafka.bootstrap, plain) == day  # the broker's 24 h
     ensure_topics(kafka.bootstrap, [dlq, plain], dlq_retention_days=30)
     assert topic_retention_ms(kafka.bootstrap, dlq) == 30 * day
+
+
+def test_every_topic_stamps_arrival_and_an_operators_retention_survives_a_restart(
+    kafka: KafkaInfo,
+) -> None:
+    """Topics made before this rule (with the producer's clock) get it on the next start;
+    a retention an operator raised for a backfill is kept when a worker starts again."""
+    tag = uuid.uuid4().hex[:8]
+    old, new = f"it.{tag}.old", f"it.{tag}.new"
+    admin = KafkaAdminClient(bootstrap_servers=kafka.bootstrap)
+    try:
+        admin.create_topics([NewTopic(old, 1, 1, topic_configs={
+            "message.timestamp.type": "CreateTime"})])
+    finally:
+        admin.close()
+    ensure_topics(kafka.bootstrap, [old, new])
+    for topic in (old, new):
+        assert topic_config(kafka.bootstrap, topic, "message.timestamp.type") == "LogAppendTime"
+    alter_topic_configs(kafka.bootstrap, old, {"retention.ms": str(72 * 3600 * 1000)})
+    ensure_topics(kafka.bootstrap, [old, new])  # what a worker does at start
+    assert topic_retention_ms(kafka.bootstrap, old) == 72 * 3600 * 1000
+    assert topic_config(kafka.bootstrap, old, "message.timestamp.type") == "LogAppendTime"
 
 
 def test_kafka_round_trip_of_a_1mb_message(kafka: KafkaInfo) -> None:

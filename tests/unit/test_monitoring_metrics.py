@@ -8,8 +8,15 @@ from prometheus_client import REGISTRY
 from services import errors
 from services.dlq import Origin
 from services.es.bulk import BulkItem, ItemFailure
-from services.lag_exporter import committed_offsets, end_offsets, lags
-from services.stream.delivery import output_or_dead_letter
+from services.lag_exporter import (
+    committed_offsets,
+    end_offsets,
+    first_unread,
+    lags,
+    retention_seconds,
+    unread_ages,
+)
+from services.stream.delivery import ARRIVED_HEADER, arrived_from_header, output_or_dead_letter
 from services.stream.indexing import record_indexed
 
 
@@ -39,6 +46,29 @@ def test_end_offsets_are_per_topic() -> None:
     assert samples(end_offsets(ENDS)) == {("posts.raw",): 150, ("posts.tagged",): 30}
 
 
+def test_unread_begins_at_the_committed_offset_or_where_retention_left_the_partition() -> None:
+    starts = {RAW0: 0, RAW1: 20, TAGGED0: 0}
+    committed = {"pipeline": {RAW0: 90, RAW1: 10}, "indexer": {TAGGED0: 30}}
+    assert first_unread(ENDS, starts, committed) == {
+        ("pipeline", "posts.raw"): [(RAW0, 90), (RAW1, 20)],  # 10..19 deleted unread
+        ("indexer", "posts.tagged"): [],  # read to the end
+    }
+
+
+def test_a_partition_the_group_never_committed_on_is_unread_from_its_start() -> None:
+    assert first_unread(ENDS, {}, {"pipeline": {RAW0: 100}}) == {
+        ("pipeline", "posts.raw"): [(RAW1, 0)]}
+
+
+def test_the_oldest_unread_age_is_zero_when_all_is_read() -> None:
+    ages = unread_ages({("g", "posts.raw"): 1000.0, ("g", "posts.tagged"): None}, now=1060.0)
+    assert samples(ages) == {("g", "posts.raw"): 60.0, ("g", "posts.tagged"): 0.0}
+
+
+def test_retention_is_exported_in_seconds() -> None:
+    assert samples(retention_seconds({"posts.raw": 86400.0})) == {("posts.raw",): 86400.0}
+
+
 def test_every_dead_letter_code_is_exported_from_the_start() -> None:
     for code in errors.CODES:
         assert REGISTRY.get_sample_value("nlp_dead_letters_total", {"code": code}) is not None
@@ -48,10 +78,18 @@ class Topic:
     name = "out"
 
 
-def test_an_output_record_keeps_its_inputs_kafka_timestamp() -> None:
-    origin = Origin("posts.raw", 0, 7, b"k", b"v", timestamp=1_700_000_000.5)
+def test_an_output_record_carries_its_inputs_arrival_as_a_header() -> None:
+    origin = Origin("posts.raw", 0, 7, b"k", b"v", arrived=1_700_000_000.5)
     record = output_or_dead_letter(Topic(), b"k", b"value", origin, Topic())  # type: ignore[arg-type]
-    assert record.timestamp == 1_700_000_000.5
+    assert record.headers() == [(ARRIVED_HEADER, b"1700000000500")]
+    assert arrived_from_header(record.headers()) == 1_700_000_000.5
+
+
+def test_a_record_without_the_header_arrived_when_the_broker_stamped_it() -> None:
+    assert arrived_from_header([("other", b"1")]) is None
+    assert arrived_from_header(None) is None
+    assert arrived_from_header({ARRIVED_HEADER: b"not a number"}) is None
+    assert arrived_from_header({ARRIVED_HEADER: b"2000"}) == 2.0
 
 
 def test_indexed_documents_are_counted_with_their_delay_and_failures_are_not() -> None:
@@ -60,7 +98,7 @@ def test_indexed_documents_are_counted_with_their_delay_and_failures_are_not() -
 
     before = value("nlp_end_to_end_seconds_count", kind="unit")
     done = value("nlp_stream_records_total", agent="index_unit", outcome="done")
-    origins = [Origin("t", 0, n, b"k", b"v", timestamp=1.0) for n in range(3)]
+    origins = [Origin("t", 0, n, b"k", b"v", arrived=1.0) for n in range(3)]
     items = [BulkItem("i", f"d{n}", {}, n) for n in range(3)]
     record_indexed("unit", origins, items, [ItemFailure(items[2], 400, "mapping")])
     assert value("nlp_end_to_end_seconds_count", kind="unit") == before + 2

@@ -45,7 +45,7 @@ class FakeTopic:
         self.sent: list[tuple[bytes, bytes]] = []
 
     async def send(self, key: bytes, value: bytes,
-                   timestamp: float | None = None) -> asyncio.Future[None]:
+                   headers: list[tuple[str, bytes]] | None = None) -> asyncio.Future[None]:
         error = self.refuse(key, value)
         if error is not None:
             raise error
