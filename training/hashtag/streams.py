@@ -136,23 +136,4 @@ def score(predictions: list[list[str]], posts: list[dict], lang: str) -> dict:
     firsts = Counter(tags[0].lower() for tags in predictions if tags)
     top = firsts.most_common(1)[0][1] if firsts else 0
     return {**metrics, "distinct_best": len(firsts),
-            "top_share": round(top / max(len(predictions), 1), 4),
-            **shown_precision(predictions, posts)}
-
-
-def authors(post: dict) -> set[str]:
-    """The author's hashtags, compared as shown hashtags are: lower case, no '#'."""
-    return {t.lstrip("#").lower() for t in post["hashtags"]}
-
-
-def shown_precision(shown: list[list[str]], posts: list[dict]) -> dict:
-    """Of the hashtags shown, the share that are the author's (``precision_shown``); of
-    the authors' hashtags, the share shown (``recall_shown``); hashtags shown per post;
-    the share of posts shown nothing."""
-    hits = sum(len({t.lower() for t in s} & authors(p))
-               for s, p in zip(shown, posts, strict=True))
-    n_shown = sum(len(s) for s in shown)
-    return {"precision_shown": round(hits / max(n_shown, 1), 4),
-            "recall_shown": round(hits / max(sum(len(authors(p)) for p in posts), 1), 4),
-            "shown_per_post": round(n_shown / max(len(shown), 1), 3),
-            "silent_share": round(sum(not s for s in shown) / max(len(shown), 1), 4)}
+            "top_share": round(top / max(len(predictions), 1), 4)}
