@@ -20,41 +20,12 @@ from __future__ import annotations
 
 import time
 
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-
-from deploy.harness import PipelineRun, post_bytes
+from deploy.harness import PipelineRun, deleted_by_retention, send_stamped
 from services.kafka_topics import alter_topic_configs, topic_config
 from services.settings import Settings
 
 OCTOBER_2010_MS = 1_285_891_200_000  # 2010-10-01T00:00:00Z
 TEN_MINUTES_MS = 600_000
-
-
-def send_stamped(run: PipelineRun, posts: list[tuple[str, int]]) -> None:
-    """Each post stamped with its creation time, as a replay tool does; all acknowledged."""
-    producer = KafkaProducer(bootstrap_servers=run.bootstrap, acks="all", linger_ms=5)
-    try:
-        futures = [producer.send(run.topics.posts_raw, key=post_id.encode(),
-                                 timestamp_ms=stamp,
-                                 value=post_bytes(post_id, f"backfilled post {n} of last month",
-                                                  created_at=stamp // 1000))
-                   for n, (post_id, stamp) in enumerate(posts)]
-        producer.flush()
-        for future in futures:
-            future.get(timeout=60)
-    finally:
-        producer.close()
-
-
-def deleted(run: PipelineRun) -> int:
-    """Records retention deleted from the run's ``posts.raw`` (its start offsets)."""
-    consumer = KafkaConsumer(bootstrap_servers=run.bootstrap)
-    try:
-        topic = run.topics.posts_raw
-        partitions = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic)]
-        return sum(consumer.beginning_offsets(partitions).values())
-    finally:
-        consumer.close()
 
 
 def run(posts: int = 3000, wait: float = 420, producer_clock: bool = False) -> dict:
@@ -66,11 +37,11 @@ def run(posts: int = 3000, wait: float = 420, producer_clock: bool = False) -> d
         topic = pipeline.topics.posts_raw
         stamping = topic_config(pipeline.bootstrap, topic, "message.timestamp.type")
         batch = [(f"backfill-{n}", OCTOBER_2010_MS + n * TEN_MINUTES_MS) for n in range(posts)]
-        send_stamped(pipeline, batch)
+        send_stamped(pipeline.bootstrap, topic, batch)
         print(f"sent {posts} posts stamped 2010-10-01 on, 10 min apart, to {topic} "
               f"({stamping}); no worker for {wait:.0f} s", flush=True)
         time.sleep(wait)
-        gone = deleted(pipeline)
+        gone = deleted_by_retention(pipeline.bootstrap, topic)
         print(f"deleted by retention: {gone}; starting a worker", flush=True)
         pipeline.start_worker()
         ids = [post_id for post_id, _ in batch]

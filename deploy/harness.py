@@ -409,6 +409,38 @@ def wait_until(cond: Callable[[], bool], timeout: float, what: str,
         time.sleep(0.25)
 
 
+def send_stamped(bootstrap: str, topic: str, posts: Sequence[tuple[str, int]]) -> None:
+    """Send (id, Kafka timestamp in ms) posts as a replay tool does: each record stamped
+    with its post's creation time, which is also the post's ``created_at`` (never in the
+    future, which the worker refuses); every send acknowledged by the broker."""
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5)
+    now = int(time.time())
+    try:
+        futures = [producer.send(topic, key=post_id.encode(), timestamp_ms=stamp,
+                                 value=post_bytes(post_id, f"backfilled post {n}",
+                                                  created_at=min(stamp // 1000, now)))
+                   for n, (post_id, stamp) in enumerate(posts)]
+        producer.flush()
+        for future in futures:
+            future.get(timeout=60)
+    finally:
+        producer.close()
+
+
+def deleted_by_retention(bootstrap: str, topic: str) -> int:
+    """Records retention has deleted from ``topic`` (its partitions' start offsets)."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+    try:
+        partitions = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic)]
+        return sum(consumer.beginning_offsets(partitions).values())
+    finally:
+        consumer.close()
+
+
 def post_bytes(post_id: str, text: str, created_at: int = 1_700_000_000) -> bytes:
     """A valid English Twitter post."""
     post = pb.Post(id=post_id, platform=pb.TWITTER, lang="en", text=text)

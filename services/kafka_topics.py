@@ -124,14 +124,20 @@ def _overrides(admin: KafkaAdminClient, topics: list[str]) -> dict[str, dict[str
     return overrides
 
 
+def configs_in_force(admin: KafkaAdminClient, topics: Iterable[str], key: str) -> dict[str, str]:
+    """Topic -> the value of ``key`` in force (its own, or the broker's default)."""
+    responses = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, name,
+                                                       configs={key: None}) for name in topics])
+    return {name: str(entry[1]) for response in responses
+            for _code, _message, _type, name, entries in response.resources
+            for entry in entries if entry[0] == key and entry[1] is not None}
+
+
 def topic_config(bootstrap: str, topic: str, key: str) -> str:
     """The value of ``key`` in force for ``topic`` (its own, or the broker's default)."""
     admin = _admin(bootstrap)
     try:
-        [response] = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic,
-                                                            configs={key: None})])
-        entries = [e for resource in response.resources for e in resource[4]]
-        return next(str(e[1]) for e in entries if e[0] == key)
+        return configs_in_force(admin, [topic], key)[topic]
     finally:
         admin.close()
 

@@ -34,10 +34,10 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
-from kafka.admin import ConfigResource, ConfigResourceType
 from prometheus_client.core import REGISTRY, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from services.kafka_topics import configs_in_force
 from services.settings import Settings
 
 log = logging.getLogger("lag_exporter")
@@ -118,15 +118,8 @@ class LagCollector(Collector):
         admin, _ = self._clients()
         if not topics:
             return {}
-        [response] = admin.describe_configs([
-            ConfigResource(ConfigResourceType.TOPIC, t, configs={"retention.ms": None})
-            for t in sorted(topics)])
-        seconds = {}
-        for _code, _message, _type, topic, entries in response.resources:
-            for name, value, *_ in entries:
-                if name == "retention.ms" and value is not None and int(value) >= 0:
-                    seconds[topic] = int(value) / 1000
-        return seconds
+        in_force = configs_in_force(admin, sorted(topics), "retention.ms")
+        return {topic: int(ms) / 1000 for topic, ms in in_force.items() if int(ms) >= 0}
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         up = GaugeMetricFamily("nlp_kafka_up", "1 when the broker answered this scrape")

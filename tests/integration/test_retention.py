@@ -23,11 +23,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaAdminClient, KafkaConsumer
 from kafka.admin import NewTopic
 from prometheus_client.parser import text_string_to_metric_families
 
-from deploy.harness import PipelineRun, post_bytes, wait_until
+from deploy.harness import PipelineRun, deleted_by_retention, send_stamped, wait_until
 from deploy.kafka import Kafka
 from deploy.testing import ElasticsearchInfo, TritonInfo, free_ports
 from services.kafka_topics import alter_topic_configs
@@ -64,25 +64,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory, elasticsearch: Elasticsearch
         broker.stop()
 
 
-def send_stamped(bootstrap: str, topic: str, posts: list[tuple[str, int]]) -> None:
-    """Send (id, Kafka timestamp in ms) posts as a replay tool does: each record stamped
-    with its post's creation time (a valid one: never in the future, which the worker
-    refuses); every send acknowledged by the broker."""
-    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5)
-    now = int(time.time())
-    try:
-        futures = [producer.send(topic, key=post_id.encode(), timestamp_ms=stamp,
-                                 value=post_bytes(post_id, f"backfilled post {n} about the "
-                                                  "game tonight",
-                                                  created_at=min(stamp // 1000, now)))
-                   for n, (post_id, stamp) in enumerate(posts)]
-        producer.flush()
-        for future in futures:
-            future.get(timeout=30)
-    finally:
-        producer.close()
-
-
 def create_with_producer_clock(bootstrap: str, topic: str) -> None:
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     try:
@@ -90,16 +71,6 @@ def create_with_producer_clock(bootstrap: str, topic: str) -> None:
             "message.timestamp.type": "CreateTime"})])
     finally:
         admin.close()
-
-
-def deleted(bootstrap: str, topic: str) -> int:
-    """Records retention has deleted from ``topic`` (its partitions' start offsets)."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
-    try:
-        partitions = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic)]
-        return sum(consumer.beginning_offsets(partitions).values())
-    finally:
-        consumer.close()
 
 
 def timestamp_types(bootstrap: str, topic: str) -> set[int]:
@@ -122,6 +93,13 @@ def end_to_end_buckets(url: str) -> dict[str, float]:
             if sample.name.endswith("_bucket") and sample.labels.get("kind") == "posts"}
 
 
+def assert_indexed_once(run: PipelineRun, ids: list[str]) -> None:
+    assert run.wait_indexed(ids, timeout=300), run.log()[-3000:]
+    outcome = run.outcome(ids)
+    assert outcome["lost"] == 0 and outcome["duplicate_documents"] == 0, outcome
+    assert outcome["good_dead_lettered"] == 0, outcome["dead_letters_by_code"]
+
+
 def test_a_backfill_stamped_years_ago_waits_for_a_worker_and_is_indexed_once(
         stack: Settings) -> None:
     [web_port] = free_ports(1)
@@ -133,17 +111,13 @@ def test_a_backfill_stamped_years_ago_waits_for_a_worker_and_is_indexed_once(
         create_with_producer_clock(run.bootstrap, control)
         send_stamped(run.bootstrap, control, posts)
         send_stamped(run.bootstrap, run.topics.posts_raw, posts)
-        wait_until(lambda: deleted(run.bootstrap, control) == POSTS, 60,
+        wait_until(lambda: deleted_by_retention(run.bootstrap, control) == POSTS, 60,
                    "retention deleting the control topic's records")
         time.sleep(5)  # five more retention checks with no worker running
-        assert deleted(run.bootstrap, run.topics.posts_raw) == 0
+        assert deleted_by_retention(run.bootstrap, run.topics.posts_raw) == 0
 
         run.start_worker()
-        ids = [post_id for post_id, _ in posts]
-        assert run.wait_indexed(ids, timeout=300), run.log()[-3000:]
-        outcome = run.outcome(ids)
-        assert outcome["lost"] == 0 and outcome["duplicate_documents"] == 0, outcome
-        assert outcome["good_dead_lettered"] == 0, outcome["dead_letters_by_code"]
+        assert_indexed_once(run, [post_id for post_id, _ in posts])
         for topic in (run.topics.posts_raw, run.topics.posts_tagged):
             assert timestamp_types(run.bootstrap, topic) == {LOG_APPEND_TIME}, topic
         # the delay counts from each post's arrival on posts.raw (over the 5 s it waited
@@ -164,17 +138,13 @@ def test_records_stamped_in_the_future_are_indexed_and_still_deleted_on_schedule
         send_stamped(run.bootstrap, control, posts)
         send_stamped(run.bootstrap, run.topics.posts_raw, posts)
         run.start_worker()
-        ids = [post_id for post_id, _ in posts]
-        assert run.wait_indexed(ids, timeout=300), run.log()[-3000:]
-        outcome = run.outcome(ids)
-        assert outcome["lost"] == 0 and outcome["duplicate_documents"] == 0, outcome
-        assert outcome["good_dead_lettered"] == 0, outcome["dead_letters_by_code"]
+        assert_indexed_once(run, [post_id for post_id, _ in posts])
 
         for topic in (run.topics.posts_raw, control):  # 3 s from arrival, on both
             alter_topic_configs(run.bootstrap, topic, {"retention.ms": "3000"})
-        wait_until(lambda: deleted(run.bootstrap, run.topics.posts_raw) == POSTS, 60,
+        wait_until(lambda: deleted_by_retention(run.bootstrap, run.topics.posts_raw) == POSTS, 60,
                    "retention deleting the records 3 s after they arrived")
         time.sleep(5)  # five more retention checks
-        assert deleted(run.bootstrap, control) == 0  # stamped 2040: kept until then
+        assert deleted_by_retention(run.bootstrap, control) == 0  # stamped 2040: kept until then
     finally:
         run.cleanup()
