@@ -8,6 +8,10 @@
     python -m training data headline-sina --sina SINA_CHECKOUT --out data/headline
     python -m training data headline-portal --portal PORTAL_CHECKOUT --out data/headline
     python -m training data headline-newsrooms --out data/newsrooms [--sina SINA_CHECKOUT]
+    python -m training data compression --out data/compression
+    python -m training train compressor --data data/compression [--resume] [--max-minutes 60]
+    python -m training evaluate compressor --data data/compression --model runs/compressor/best.pt
+        [--source doj] [--show 20]
     python -m training data pos-pseudo --teacher A.pt --teacher B.pt --out data/pos/pseudo
         [--tweets 8000] [--tagset ptb|ark]
     python -m training train hashtag --config training/configs/hashtag_en.toml

@@ -20,8 +20,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                        "tags from UD treebanks, DIR/ud_ewt/all.conll, DIR/ud_gum/open.conll; "
                        "pos-pseudo -> DIR/tweets.conll, raw tweets every --teacher tags "
                        "alike; headline-newsrooms -> DIR/<newsroom>/{archive,test}.jsonl; "
+                       "compression -> DIR/{train,dev,test_<source>,lead_<source>}.jsonl; "
                        "last line is JSON counts")
-    p.add_argument("task", choices=["hashtag", "hashtag-stream", "headline",
+    p.add_argument("task", choices=["hashtag", "hashtag-stream", "headline", "compression",
                                     "headline-sina", "headline-portal",
                                     "headline-newsrooms", "pos", "pos-pseudo"])
     p.add_argument("--out", required=True, help="output directory")
@@ -53,6 +54,10 @@ def run(args: argparse.Namespace) -> int:
         from training.hashtag.extra import main as build_hashtag_data
 
         build_hashtag_data(args.out, args.lang)
+    elif args.task == "compression":
+        from training.headline.compression import build as build_compression
+
+        print(json.dumps(build_compression(data_dir(), Path(args.out))))
     elif args.task == "headline-sina":
         from training.headline.sina import build as build_sina
 

@@ -15,10 +15,16 @@ NEEDS = {"pos": "tagset", "hashtag": "lang", "constrained-headline": "strategy"}
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p_eval = sub.add_parser("evaluate", help="score a model; last stdout line is JSON")
-    p_eval.add_argument("task", choices=["pos", "hashtag", "headline", "constrained-headline"])
+    p_eval.add_argument("task", choices=["pos", "hashtag", "headline", "constrained-headline",
+                                         "compressor"])
     p_eval.add_argument("--data", required=True,
                         help="pos: CoNLL TOKEN<TAB>TAG lines; hashtag: JSONL {text, hashtags}; "
-                        "headlines: JSONL {article, headline, phrase}")
+                        "headlines: JSONL {article, headline, phrase}; compressor: the "
+                        "directory `data compression` wrote")
+    p_eval.add_argument("--source", action="append", metavar="NAME",
+                        help="compressor: a held-out source (repeatable; default all four)")
+    p_eval.add_argument("--show", type=int, default=0, metavar="N",
+                        help="compressor: print N compressions of each source to stderr")
     p_eval.add_argument("--tagset", choices=["ptb", "ark"], help="pos: which tags to score")
     p_eval.add_argument("--raw", action="store_true",
                         help="pos: tag each sentence as text through the served tokenizer "
@@ -101,6 +107,15 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(args.command, f"{args.command} {args.task} needs --{need}")
     if "headline" in args.task:
         print(json.dumps(headline(args)))
+    elif args.task == "compressor":
+        from pathlib import Path
+
+        from training.headline.compression_eval import DEFAULT_SOURCES, evaluate
+
+        if args.model is None:
+            return usage_error(args.command, "evaluate compressor needs --model")
+        print(json.dumps(evaluate(Path(args.model), Path(args.data),
+                                  args.source or DEFAULT_SOURCES, args.show)))
     elif args.command == "evaluate" and args.task == "hashtag":
         from training.hashtag.evaluate import evaluate as evaluate_hashtag
 

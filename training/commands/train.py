@@ -13,8 +13,11 @@ COMMANDS = ("train", "embeddings")
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p_train = sub.add_parser("train", help="train a model from a config file")
-    p_train.add_argument("task", choices=["pos", "hashtag", "headline", "constrained-headline"])
-    p_train.add_argument("--config", required=True, help="TOML file under training/configs/")
+    p_train.add_argument("task", choices=["pos", "hashtag", "headline", "constrained-headline",
+                                          "compressor"])
+    p_train.add_argument("--config", help="TOML file under training/configs/ (all but "
+                         "compressor)")
+    p_train.add_argument("--data", help="compressor: the directory `data compression` wrote")
     p_train.add_argument("--variant", help="hashtag: transformer|softbase|hardbase|soft|hard; "
                          "headline: xl-cc|pointer-generator|xl|transformer; constrained-headline "
                          "--strategy he: its base, transformer (default), xl or xl-cc (copying)")
@@ -40,7 +43,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                          help="hashtag: at most N training pairs per target sequence "
                          "(overrides [data] max_per_target)")
     p_train.add_argument("--max-minutes", type=float,
-                         help="hashtag: wall-clock cap (overrides the config's max_minutes)")
+                         help="hashtag, compressor: wall-clock cap (hashtag: overrides "
+                         "the config's max_minutes; compressor: default 60)")
     p_train.add_argument("--quick", action="store_true", help="about one minute, for smoke tests")
     p_train.add_argument("--resume", action="store_true", help="continue from runs/<name>/last.pt")
     p_train.add_argument("--seed", type=int,
@@ -63,6 +67,20 @@ def run(args: argparse.Namespace) -> int:
         from training.pos.embeddings import train_embeddings
 
         print(json.dumps(train_embeddings(args.out, args.dim, args.epochs)))
+    elif args.task == "compressor":
+        from pathlib import Path
+
+        from training.headline.compression import train as train_compressor
+
+        if args.data is None:
+            raise SystemExit("train compressor needs --data DIR (python -m training data "
+                             "compression --out DIR)")
+        out = Path(args.out) / ("compressor_quick" if args.quick else "compressor")
+        train_compressor(Path(args.data), out, epochs=args.epochs or 8,
+                         max_minutes=args.max_minutes or 60, resume=args.resume,
+                         quick=args.quick)
+    elif args.config is None:
+        raise SystemExit(f"train {args.task} needs --config FILE")
     elif "headline" in args.task:
         from training.headline.train import train
 

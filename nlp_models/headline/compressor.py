@@ -1,0 +1,197 @@
+"""A learned deletion compressor: which words of a sentence a headline keeps.
+
+A newsroom's headline is mostly its lead sentence with words deleted (Filippova & Altun,
+2013; Dorr et al., 2003). This model reads a sentence and gives each token a keep
+probability; a compression is the sentence's own tokens in their own order, so it states
+nothing the article does not, and a phrase it is told to keep is in it by construction.
+
+Shapes (B sentences, T tokens):
+
+    words, suffixes, shapes, phrase   (B, T) int64    `encode` of each sentence
+    embeddings, concatenated           (B, T, E)       E = word + suffix + shape + phrase dims
+    bi-LSTM, 2 layers                  (B, T, 2H)
+    keep logits                        (B, T)          sigmoid: P(keep token t)
+
+`compressions` turns the probabilities into text at several lengths: for n words, the n
+word tokens of highest keep logit (a phrase's tokens always among them), punctuation kept
+where the model keeps it and its neighbours are kept; plus the model's own length (every
+word above 0.5).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+
+# a token: an abbreviation ("U.S."), a number ("$5.5", "10-year", "63%"), a word with inner
+# apostrophes or hyphens ("don't", "R-Maine"), or one mark
+TOKEN = re.compile(r"[A-Za-z](?:\.[A-Za-z])+\.?|\$?\d[\d.,:/]*\d%?|\$?\d%?"
+                   r"|\w+(?:['\u2019&-]\w+)*|[^\w\s]")
+WORD = re.compile(r"\w")
+PAD, UNK = 0, 1
+SHAPES = ("pad", "lower", "Title", "UPPER", "digit", "mixed", "mark")
+MAX_TOKENS = 80  # a sentence is read up to this many tokens; later ones are deleted
+NO_SPACE_BEFORE = frozenset(",.;:!?%)]}'\u2019")
+NO_SPACE_AFTER = frozenset("([{$")
+
+
+def tokens(sentence: str) -> list[str]:
+    """The sentence's tokens, at most MAX_TOKENS."""
+    return TOKEN.findall(sentence)[:MAX_TOKENS]
+
+
+def is_word(token: str) -> bool:
+    return WORD.search(token) is not None
+
+
+def shape(token: str) -> int:
+    if not is_word(token):
+        return SHAPES.index("mark")
+    if any(c.isdigit() for c in token):
+        return SHAPES.index("digit")
+    if token.islower():
+        return SHAPES.index("lower")
+    if token.isupper():
+        return SHAPES.index("UPPER")
+    if token[:1].isupper() and token[1:].islower():
+        return SHAPES.index("Title")
+    return SHAPES.index("mixed")
+
+
+def detokenize(kept: list[str]) -> str:
+    """Tokens joined as text: no space before a closing mark or after an opening one; no
+    mark at either end."""
+    out = ""
+    for tok in kept:
+        if out and tok[0] not in NO_SPACE_BEFORE and out[-1] not in NO_SPACE_AFTER:
+            out += " "
+        out += tok
+    return out.strip(" ,;:-\u2013\u2014.")
+
+
+@dataclass(frozen=True)
+class CompressorConfig:
+    words: int  # vocabulary sizes, PAD and UNK included
+    suffixes: int
+    word_dim: int = 128
+    suffix_dim: int = 32
+    shape_dim: int = 8
+    phrase_dim: int = 8
+    hidden: int = 160
+    layers: int = 2
+    dropout: float = 0.3
+
+
+class Compressor(nn.Module):
+    def __init__(self, cfg: CompressorConfig, words: list[str], suffixes: list[str]):
+        super().__init__()
+        self.cfg = cfg
+        self.word_index = {w: i for i, w in enumerate(words)}
+        self.suffix_index = {s: i for i, s in enumerate(suffixes)}
+        self.words, self.suffixes = words, suffixes
+        self.word_emb = nn.Embedding(cfg.words, cfg.word_dim, padding_idx=PAD)
+        self.suffix_emb = nn.Embedding(cfg.suffixes, cfg.suffix_dim, padding_idx=PAD)
+        self.shape_emb = nn.Embedding(len(SHAPES), cfg.shape_dim, padding_idx=PAD)
+        self.phrase_emb = nn.Embedding(2, cfg.phrase_dim)
+        width = cfg.word_dim + cfg.suffix_dim + cfg.shape_dim + cfg.phrase_dim
+        self.drop = nn.Dropout(cfg.dropout)
+        self.lstm = nn.LSTM(width, cfg.hidden, cfg.layers, batch_first=True,
+                            bidirectional=True, dropout=cfg.dropout)
+        self.out = nn.Linear(2 * cfg.hidden, 1)
+
+    def encode(self, toks: list[str], phrase: list[bool] | None = None) -> list[list[int]]:
+        """One sentence's input rows: word, suffix, shape and phrase ids per token."""
+        low = [t.lower() for t in toks]
+        return [[self.word_index.get(t, UNK) for t in low],
+                [self.suffix_index.get(t[-3:], UNK) for t in low],
+                [shape(t) for t in toks],
+                [int(p) for p in (phrase or [False] * len(toks))]]
+
+    @staticmethod
+    def batch(rows: list[list[list[int]]]) -> torch.Tensor:
+        """(4, B, T) int64 from `encode`'s rows, padded with PAD."""
+        width = max(len(r[0]) for r in rows)
+        out = torch.zeros(4, len(rows), width, dtype=torch.long)
+        for b, r in enumerate(rows):
+            out[:, b, : len(r[0])] = torch.tensor(r)
+        return out
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x (4, B, T) -> keep logits (B, T)."""
+        words, suffixes, shapes, phrase = x
+        e = torch.cat([self.word_emb(words), self.suffix_emb(suffixes),
+                       self.shape_emb(shapes), self.phrase_emb(phrase)], dim=-1)
+        lengths = (shapes != PAD).sum(1).clamp(min=1).cpu()
+        packed = nn.utils.rnn.pack_padded_sequence(self.drop(e), lengths, batch_first=True,
+                                                   enforce_sorted=False)
+        h, _ = self.lstm(packed)
+        h, _ = nn.utils.rnn.pad_packed_sequence(h, batch_first=True, total_length=words.size(1))
+        return self.out(self.drop(h)).squeeze(-1)
+
+    @torch.no_grad()
+    def keep_logits(self, sentences: list[list[str]],
+                    phrases: list[list[bool]] | None = None) -> list[list[float]]:
+        """Each tokenised sentence's keep logits (eval mode)."""
+        self.eval()
+        phrases = phrases or [None] * len(sentences)
+        x = self.batch([self.encode(s, p) for s, p in zip(sentences, phrases, strict=True)])
+        logits = self(x).float()
+        return [logits[b, : len(s)].tolist() for b, s in enumerate(sentences)]
+
+    def compressions(self, sentence: str, lengths: list[int], phrase: str = ""
+                     ) -> dict[str, str]:
+        """`sentence` compressed to each of `lengths` words (keys "8", "12", ...) and to the
+        model's own length (key "model"), `phrase` kept when the sentence holds it."""
+        toks = tokens(sentence)
+        marks = phrase_mask(toks, phrase)
+        logits = self.keep_logits([toks], [marks])[0]
+        out = {"model": detokenize(select(toks, logits, marks, None))}
+        for n in lengths:
+            out[str(n)] = detokenize(select(toks, logits, marks, n))
+        return out
+
+    def to_state(self) -> dict:
+        """Everything `from_state` needs, weights in fp16 (what ships)."""
+        return {"config": asdict(self.cfg), "words": self.words, "suffixes": self.suffixes,
+                "weights": {k: v.half() for k, v in self.state_dict().items()}}
+
+    @classmethod
+    def from_state(cls, state: dict) -> Compressor:
+        model = cls(CompressorConfig(**state["config"]), state["words"], state["suffixes"])
+        model.load_state_dict({k: v.float() for k, v in state["weights"].items()})
+        return model.eval()
+
+
+def phrase_mask(toks: list[str], phrase: str) -> list[bool]:
+    """Which tokens are the phrase's first occurrence in `toks` (all False if absent)."""
+    want = tokens(phrase)
+    marks = [False] * len(toks)
+    for i in range(len(toks) - len(want) + 1) if want else ():
+        if toks[i: i + len(want)] == want:
+            marks[i: i + len(want)] = [True] * len(want)
+            break
+    return marks
+
+
+def select(toks: list[str], logits: list[float], forced: list[bool], n: int | None
+           ) -> list[str]:
+    """The kept tokens: the `n` words of highest logit with the forced ones first (`n` None:
+    every word above 0.5), and each mark the model keeps that follows a kept token and
+    precedes a kept word ("Harvey, Illinois, man"; not "Smith, resigned" for "Smith, the
+    mayor, resigned")."""
+    words = [i for i, t in enumerate(toks) if is_word(t)]
+    if n is None:
+        keep = {i for i in words if logits[i] > 0 or forced[i]}
+    else:
+        ranked = sorted(words, key=lambda i: (not forced[i], -logits[i]))
+        keep = set(ranked[: max(n, sum(forced))])
+    marks = {i for i, t in enumerate(toks) if not is_word(t) and logits[i] > 0
+             and i - 1 in keep and _next_word(toks, i) in keep}
+    return [toks[i] for i in sorted(keep | marks)]
+
+
+def _next_word(toks: list[str], i: int) -> int | None:
+    return next((j for j in range(i + 1, len(toks)) if is_word(toks[j])), None)

@@ -1,0 +1,112 @@
+"""The learned deletion compressor: its pairs, its selection of words, and that it learns."""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from nlp_models.headline.compressor import (
+    Compressor,
+    CompressorConfig,
+    detokenize,
+    phrase_mask,
+    select,
+    tokens,
+)
+from training.headline.compression import CompressionTask, align, harvest, vocabularies
+
+LEAD = ("A Harvey, Illinois, man was sentenced to 63 months in prison today for his role in a "
+        "stolen identity refund scheme.")
+HEADLINE = "Harvey, Illinois, man sentenced to 63 months in prison for role in stolen identity " \
+           "refund scheme"
+
+
+def kept(sentence: list[str], mask: list[int]) -> str:
+    return detokenize([t for t, k in zip(sentence, mask, strict=True) if k])
+
+
+def test_tokens_keep_abbreviations_numbers_and_inner_hyphens_whole():
+    assert tokens("The U.S. paid $5.5 million (R-Maine), didn't it?") == [
+        "The", "U.S.", "paid", "$5.5", "million", "(", "R-Maine", ")", ",", "didn't", "it",
+        "?"]
+
+
+def test_detokenize_writes_marks_against_their_words_and_none_at_the_ends():
+    assert detokenize([",", "Harvey", ",", "Illinois", ",", "man", "(", "R-Maine", ")", "."]) \
+        == "Harvey, Illinois, man (R-Maine)"
+
+
+def test_the_alignment_of_an_editors_deletion_keeps_exactly_the_headlines_words():
+    sentence = tokens(LEAD)
+    mask, coverage = align(sentence, tokens(HEADLINE))
+    assert kept(sentence, mask) == HEADLINE
+    assert coverage == 1.0
+
+
+def test_inflections_match_through_their_stems_and_missing_words_lower_the_coverage():
+    sentence = tokens("N-D Resources Inc said it agreed in principle to acquire Atoka Gas.")
+    mask, coverage = align(sentence, tokens("N-D Resources agrees to acquire Atoka"))
+    assert kept(sentence, mask) == "N-D Resources agreed to acquire Atoka"
+    assert coverage == 1.0
+    _, coverage = align(sentence, tokens("N-D Resources agrees to buy Atoka pipeline"))
+    assert coverage == 4 / 6  # N-D, Resources, agrees (as agreed), Atoka; not buy, pipeline
+
+
+def test_harvest_takes_the_first_sentence_that_holds_the_headline_and_refuses_the_rest():
+    article = f"WASHINGTON - The weather was fine on Monday. {LEAD} He will appeal."
+    pair = harvest({"id": "x", "source": "doj", "headline": HEADLINE, "article": article})
+    assert pair is not None and pair["position"] == 1
+    assert kept(pair["tokens"], pair["keep"]) == HEADLINE
+    assert harvest({"id": "y", "source": "doj", "headline": "Senate passes farm bill",
+                    "article": article}) is None
+
+
+def test_select_keeps_the_n_likeliest_words_in_sentence_order_and_a_forced_phrase():
+    toks = tokens("Smith , the mayor , resigned on Friday .")
+    logits = [3.0, 1.0, -2.0, -1.0, 1.0, 2.0, -3.0, -0.5, -4.0]
+    assert select(toks, logits, [False] * 9, 2) == ["Smith", "resigned"]
+    assert select(toks, logits, [False] * 9, 4) == ["Smith", "mayor", ",", "resigned",
+                                                    "Friday"]
+    assert select(toks, logits, [False] * 9, None) == ["Smith", "resigned"]
+    forced = phrase_mask(toks, "Friday")
+    assert select(toks, logits, forced, 2) == ["Smith", "Friday"]
+    assert select(toks, logits, forced, 0) == ["Friday"]
+
+
+def test_phrase_mask_marks_the_phrases_first_occurrence_only():
+    assert phrase_mask(tokens("Apple sues Apple Corps"), "Apple Corps") == \
+        [False, False, True, True]
+    assert phrase_mask(tokens("Apple sues"), "Google") == [False, False]
+
+
+def _toy_pairs(n: int, rng: random.Random) -> list[dict]:
+    """Sentences whose gold compression is their capitalised words."""
+    pool = ["Acme", "Boston", "Carter", "Delta", "the", "said", "on", "quietly", "a", "new"]
+    pairs = []
+    for _ in range(n):
+        toks = [rng.choice(pool) for _ in range(rng.randint(5, 12))]
+        pairs.append({"tokens": toks, "keep": [int(t[0].isupper()) for t in toks]})
+    return pairs
+
+
+def test_the_compressor_learns_a_deletion_rule_and_ships_as_fp16_with_the_same_choices():
+    torch.manual_seed(0)
+    rng = random.Random(0)
+    train, dev = _toy_pairs(256, rng), _toy_pairs(64, rng)
+    words, suffixes = vocabularies(train)
+    model = Compressor(CompressorConfig(len(words), len(suffixes), word_dim=16, suffix_dim=8,
+                                        hidden=16, layers=1, dropout=0.0), words, suffixes)
+    task = CompressionTask(model, train, dev, batch_size=16)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    assert task.evaluate()[1] < 0.9
+    for _ in range(3):
+        for batch in task.batches(rng):
+            opt.zero_grad()
+            task.loss(batch, rng)["loss"].backward()
+            opt.step()
+    assert task.evaluate()[1] > 0.98
+    shipped = Compressor.from_state(model.to_state())
+    sentence = "the Acme said on Boston quietly"
+    assert shipped.compressions(sentence, [1])["model"] == "Acme Boston"
+    assert shipped.compressions(sentence, [1], phrase="quietly")["1"] == "quietly"

@@ -1,0 +1,118 @@
+"""The compressor measured alone, on sources it never saw, against trim.py's rules.
+
+    python -m training evaluate compressor --data data/compression --model runs/compressor/best.pt
+        [--source doj ...] [--show 20]
+
+Per held-out source (`compression.build` wrote its files), two measures:
+
+* **harvested** (`test_<source>.jsonl`): the sentences whose deletion is the editors'
+  headline. Token F1 of the keep mask (the compressor at its own length, trim.py's trim of the
+  same sentence, each aligned to the sentence as the pairs were), ROUGE-L F against the
+  headline, and length in words.
+* **lead** (`lead_<source>.jsonl`): every pair of the same period, compressed from the
+  article's first sentence as served (no choice of sentence): ROUGE-L F and length.
+
+Systems: the compressor at its own length (`model`) and at the house's mean length
+(`model@house`), trim.py at its served target (`trim@12`) and at the house length
+(`trim@house`), the first house-length words (`first_words`) and the whole sentence. The
+last stdout line is JSON; `--show N` prints N harvested compressions side by side.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import torch
+
+from nlp_models.headline.compressor import Compressor, detokenize, is_word, select, tokens
+from nlp_models.headline.lead import first_sentence
+from nlp_models.headline.trim import TARGET_WORDS, _trimmed
+from training.headline.compression import align, read_jsonl
+from training.headline.metrics import rouge_per_article
+from training.headline.newsrooms import EN_NEWSROOMS
+
+
+def _words(text: str) -> int:
+    return sum(map(is_word, tokens(text)))
+
+
+def _compress(model: Compressor, sentences: list[str], house: int) -> dict[str, list[str]]:
+    toks = [tokens(s) for s in sentences]
+    out: dict[str, list[str]] = {"model": [], "model@house": []}
+    for i in range(0, len(toks), 64):
+        chunk = toks[i: i + 64]
+        for t, logits in zip(chunk, model.keep_logits(chunk), strict=True):
+            forced = [False] * len(t)
+            out["model"].append(detokenize(select(t, logits, forced, None)))
+            out["model@house"].append(detokenize(select(t, logits, forced, house)))
+    return out
+
+
+def _systems(model: Compressor, sentences: list[str], articles: list[str], house: int
+             ) -> dict[str, list[str]]:
+    out = _compress(model, sentences, house)
+    out["trim@12"] = [_trimmed(s, a, TARGET_WORDS) if s else "" for s, a in
+                      zip(sentences, articles, strict=True)]
+    out["trim@house"] = [_trimmed(s, a, house) if s else "" for s, a in
+                         zip(sentences, articles, strict=True)]
+    out["first_words"] = [detokenize(_first_words(tokens(s), house)) for s in sentences]
+    out["sentence"] = sentences
+    return out
+
+
+def _first_words(toks: list[str], n: int) -> list[str]:
+    words = [i for i, t in enumerate(toks) if is_word(t)][:n]
+    return toks[: words[-1] + 1] if words else []
+
+
+def _mask_f1(pairs: list[dict], texts: list[str]) -> float:
+    """Token F1 of each text's keep mask (aligned to its sentence) against the gold masks."""
+    tp = pred = gold = 0
+    for p, text in zip(pairs, texts, strict=True):
+        mask, _ = align(p["tokens"], tokens(text))
+        tp += sum(m and g for m, g in zip(mask, p["keep"], strict=True))
+        pred, gold = pred + sum(mask), gold + sum(p["keep"])
+    precision, recall = tp / max(pred, 1), tp / max(gold, 1)
+    return round(100 * 2 * precision * recall / max(precision + recall, 1e-9), 2)
+
+
+def _scores(systems: dict[str, list[str]], references: list[str]) -> dict[str, dict]:
+    out = {}
+    for name, texts in systems.items():
+        rl = rouge_per_article(texts, references, "en")["rougeL"]
+        out[name] = {"rougeL": round(100 * sum(rl) / len(rl), 2),
+                     "words": round(sum(map(_words, texts)) / len(texts), 1)}
+    out["editors"] = {"words": round(sum(map(_words, references)) / len(references), 1)}
+    return out
+
+
+def evaluate(model_path: Path, data: Path, sources: list[str], show: int = 0) -> dict:
+    torch.set_num_threads(1)
+    model = Compressor.from_state(torch.load(model_path, weights_only=False))
+    result: dict = {"model": str(model_path)}
+    for source in sources:
+        test = read_jsonl(data / f"test_{source}.jsonl")
+        house = round(test[0]["house_words"])
+        systems = _systems(model, [p["sentence"] for p in test], [p["article"] for p in test],
+                           house)
+        harvested = _scores(systems, [p["headline"] for p in test])
+        for name in ("model", "model@house", "trim@12", "trim@house", "first_words"):
+            harvested[name]["keep_f1"] = _mask_f1(test, systems[name])
+        leads = read_jsonl(data / f"lead_{source}.jsonl")
+        lead_systems = _systems(model, [first_sentence(r["article"]) for r in leads],
+                                [r["article"] for r in leads], house)
+        result[source] = {"house_words": house, "harvested": {"n": len(test), **harvested},
+                          "lead": {"n": len(leads),
+                                   **_scores(lead_systems, [r["headline"] for r in leads])}}
+        print(f"{source}: {json.dumps(result[source])}", file=sys.stderr, flush=True)
+        for p, i in zip(test[:show], range(show), strict=False):
+            print(f"\n[{source} {p['id']}]\n  sentence: {p['sentence']}\n  editors:  "
+                  f"{p['headline']}\n  trim@12:  {systems['trim@12'][i]}\n  model:    "
+                  f"{systems['model'][i]}\n  model@{house}: {systems['model@house'][i]}",
+                  file=sys.stderr)
+    return result
+
+
+DEFAULT_SOURCES = list(EN_NEWSROOMS)
