@@ -163,7 +163,8 @@ def token_core(token: str) -> str:
 
 # what the lead offers: its clause runs, or trim.py's trims; to a constrained generator
 # ("phrase"), the first sentence holding the phrase, trimmed with the phrase kept
-SPANS = ("clauses", "trimmed", "phrase")
+# ("compressed": the learned compressor's deletions of the first sentence, compressor.py)
+SPANS = ("clauses", "trimmed", "phrase", "compressed")
 TRIM_SPREAD = 4  # trims of target - 4, target and target + 4 words are offered
 
 
@@ -174,19 +175,28 @@ class LeadRule:
     spans: str = "clauses"
     target: int = 12  # "trimmed": the house's headline length in words
 
-    def candidates(self, article: str, phrase: str = "") -> list[str]:
+    def candidates(self, article: str, phrase: str = "", compressor=None) -> list[str]:
         """The lead's spans this rule chooses among, in reading order (`phrase`: the
-        constrained headline's, for "phrase" spans)."""
+        constrained headline's, for "phrase" spans; `compressor`: the checkpoint's
+        `Compressor`, for "compressed" spans)."""
         if self.spans == "clauses":
             return lead_clauses(article)
-        # trim.py imports this module
-        from nlp_models.headline.trim import sentence_with_phrase, trimmed_lead
+        targets = [max(t, MIN_WORDS) for t in (self.target - TRIM_SPREAD, self.target,
+                                                self.target + TRIM_SPREAD)]
+        if self.spans == "compressed":
+            if compressor is None:
+                raise ValueError("compressed lead spans need the checkpoint's compressor")
+            texts = list(compressor.compressions(first_sentence(article), targets,
+                                                 runs=True).values())
+        else:
+            # trim.py imports this module
+            from nlp_models.headline.trim import sentence_with_phrase, trimmed_lead
 
+            texts = [trimmed_lead(article, target) if self.spans == "trimmed"
+                     else sentence_with_phrase(article, phrase, target) or ""
+                     for target in targets]
         out: list[str] = []
-        for target in (self.target - TRIM_SPREAD, self.target, self.target + TRIM_SPREAD):
-            target = max(target, MIN_WORDS)
-            text = (trimmed_lead(article, target) if self.spans == "trimmed"
-                    else sentence_with_phrase(article, phrase, target) or "")
+        for text in texts:
             if (len(text.split()) >= MIN_WORDS and not repeats_a_word(text)
                     and text not in out):
                 out.append(text)

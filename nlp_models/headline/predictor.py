@@ -38,6 +38,7 @@ from pathlib import Path
 
 import torch
 
+from nlp_models.headline.compressor import Compressor
 from nlp_models.headline.decode import (
     MIN_TOKENS,
     assemble,
@@ -47,13 +48,13 @@ from nlp_models.headline.decode import (
     repeat_rule,
 )
 from nlp_models.headline.faithful import unsupported
-from nlp_models.headline.lead import LeadRule, without_furniture
+from nlp_models.headline.lead import LeadRule, first_sentence, without_furniture
 from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
 from nlp_models.headline.picker import SHORTLIST, ClausePicker, Pick
 from nlp_models.headline.runs import WholeRuns
 from nlp_models.headline.seq2bf import NOT_YET, STRATEGIES, Seq2BF, Seq2BFConfig, layout
 from nlp_models.headline.titles import headline_titles, titled_holding
-from nlp_models.headline.trim import fallback_headline, fallback_with_phrase
+from nlp_models.headline.trim import TARGET_WORDS, fallback_headline, fallback_with_phrase
 from nlp_models.headline.vocab import (
     BOS,
     EOS,
@@ -161,6 +162,8 @@ class HeadlinePredictor:
         self.picker = ClausePicker.from_state(picker) if picker and kind == "generator" else None
         lead = self.meta.get("lead")  # a generator's lead spans, a Seq2BF's "phrase" spans
         self.lead = LeadRule.from_state(lead) if lead and kind != "he" else None
+        compressor = self.meta.get("compressor")  # the learned deletions of the lead
+        self.compressor = Compressor.from_state(compressor) if compressor else None
         if self.lead is not None and (self.lead.spans == "phrase") != (kind == "seq2bf"):
             raise ValueError(f"a {kind} checkpoint cannot take {self.lead.spans} lead spans")
 
@@ -199,9 +202,13 @@ class HeadlinePredictor:
                          f"{self.lead.length_bonus})")
         rules.append("faithfulness (faithful.py): a candidate stating a number or name the "
                      "article" + ("" if full else " or phrase") + " lacks is withheld")
-        rules.append("fallback (trim.py): first when the best candidates are withheld, "
-                     + ("the lead trimmed to a headline" if full
-                        else "the first sentence holding the phrase, trimmed"))
+        if self.compressor is not None:
+            rules.append(f"compressor (compressor.py): a learned deletion of the first "
+                         f"sentence, {len(self.compressor.words):,} known words")
+        fallback = ("the first sentence compressed by the compressor" if full
+                    and self.compressor is not None else "the lead trimmed to a headline"
+                    if full else "the first sentence holding the phrase, trimmed")
+        rules.append(f"fallback: first when the best candidates are withheld, {fallback}")
         return rules
 
     def _article_words(self, texts: list[str], sources: list[Source]) -> list | None:
@@ -281,8 +288,18 @@ class HeadlinePredictor:
         kept = [c for c in candidates if not unsupported(c[0], article, self.lang)]
         if not candidates or (kept and kept[0] in candidates[:tier]):
             return kept
-        fallback = fallback_headline(article, self.lang)
+        fallback = self._fallback(article)
         return _before((fallback, self._judge(batch, k, [fallback])[0]), kept) if fallback else kept
+
+    def _fallback(self, article: str) -> str:
+        """The article's lead made a headline: the compressor's deletion of the first
+        sentence to the lead rule's house length where the checkpoint has one, else
+        trim.py's trim."""
+        if self.compressor is None or self.lang != "en":
+            return fallback_headline(article, self.lang)
+        target = self.lead.target if self.lead is not None else TARGET_WORDS
+        text = self.compressor.compressions(first_sentence(article), [target])[str(target)]
+        return text or fallback_headline(article, self.lang)
 
     @torch.no_grad()
     def _encoded(self, sources: list[Source]) -> Iterator[Encoded]:
@@ -321,7 +338,8 @@ class HeadlinePredictor:
               generated: list[tuple[str, float]]) -> tuple[str, float] | None:
         """A clause of the article's lead, with its judge score, when the lead rule puts
         one before the generated headline (lead.py); None otherwise."""
-        clauses = self.lead.candidates(article) if self.lead is not None and generated else []
+        clauses = (self.lead.candidates(article, compressor=self.compressor)
+                   if self.lead is not None and generated else [])
         if not clauses:
             return None
         judged = self._judge(batch, k, [generated[0][0], *clauses])

@@ -64,7 +64,7 @@ def test_harvest_takes_the_first_sentence_that_holds_the_headline_and_refuses_th
 
 def test_select_keeps_the_n_likeliest_words_in_sentence_order_and_a_forced_phrase():
     toks = tokens("Smith , the mayor , resigned on Friday .")
-    logits = [3.0, 1.0, -2.0, -1.0, 1.0, 2.0, -3.0, -0.5, -4.0]
+    logits = [3.0, 1.0, -2.0, -0.5, 1.0, 2.0, -3.0, -0.7, -4.0]
     assert select(toks, logits, [False] * 9, 2) == ["Smith", "resigned"]
     assert select(toks, logits, [False] * 9, 4) == ["Smith", "mayor", ",", "resigned",
                                                     "Friday"]
@@ -72,6 +72,15 @@ def test_select_keeps_the_n_likeliest_words_in_sentence_order_and_a_forced_phras
     forced = phrase_mask(toks, "Friday")
     assert select(toks, logits, forced, 2) == ["Smith", "Friday"]
     assert select(toks, logits, forced, 0) == ["Friday"]
+
+
+def test_a_run_gap_makes_the_compression_fewer_runs_of_the_sentence():
+    toks = tokens("Smith , the mayor , resigned on Friday .")
+    logits = [3.0, 1.0, -2.0, -0.5, 1.0, 2.0, -3.0, -0.7, -4.0]
+    assert select(toks, logits, [False] * 9, 2, gap=0.0) == ["Smith", "resigned"]
+    assert select(toks, logits, [False] * 9, 2, gap=10.0) == ["mayor", ",", "resigned"]
+    # as many words as pay: "Smith" alone, as a second run costs more than "resigned" adds
+    assert select(toks, logits, [False] * 9, None, gap=3.0) == ["Smith"]
 
 
 def test_phrase_mask_marks_the_phrases_first_occurrence_only():

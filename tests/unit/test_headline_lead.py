@@ -9,6 +9,7 @@ import json
 import pytest
 import torch
 
+from nlp_models.headline.compressor import Compressor, CompressorConfig, tokens
 from nlp_models.headline.lead import (
     LeadRule,
     first_sentence,
@@ -19,6 +20,7 @@ from nlp_models.headline.lead import (
 from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
 from nlp_models.headline.predictor import HeadlinePredictor, save_checkpoint
 from nlp_models.headline.vocab import SubwordVocab
+from training.headline.compression import vocabularies
 from training.headline.lead import set_lead
 
 ARTICLE = ("SAN DIEGO -- Mayo Clinic researchers have found that an oral drug, apixaban, "
@@ -190,6 +192,30 @@ def test_the_lead_command_records_how_its_file_was_made(generator, tmp_path):
     torch.save({**state, "lang": "zh"}, zh)
     with pytest.raises(SystemExit, match="serves English full and Seq2BF headlines"):
         set_lead(str(zh), 0.75, 1.0, str(tmp_path / "x.pt"))
+
+
+def test_compressed_spans_are_the_compressors_deletions_of_the_first_sentence(generator,
+                                                                             tmp_path):
+    torch.manual_seed(0)
+    toks = [tokens(s) for s in CORPUS[:3]]
+    words, suffixes = vocabularies([{"tokens": t} for t in toks * 2])
+    compressor = Compressor(CompressorConfig(len(words), len(suffixes), word_dim=8,
+                                             suffix_dim=4, hidden=8, layers=1), words, suffixes)
+    torch.save(compressor.to_state(), tmp_path / "compressor.pt")
+    with pytest.raises(SystemExit, match="needs --compressor"):
+        set_lead(str(generator), 100.0, 1.0, str(tmp_path / "x.pt"), spans="compressed")
+    out = tmp_path / "lead" / "best.pt"
+    set_lead(str(generator), 100.0, 1.0, str(out), spans="compressed", target=6,
+             compressor=str(tmp_path / "compressor.pt"))
+    predictor = HeadlinePredictor.load(out)
+    spans = predictor.lead.candidates(ARTICLE, compressor=predictor.compressor)
+    lead = tokens(first_sentence(ARTICLE))
+    assert spans
+    for span in spans:  # each a deletion: the lead's tokens in the lead's order
+        rest = iter(lead)
+        assert all(t in rest for t in tokens(span))
+    assert predictor.headlines([ARTICLE], beam=2, n_best=2)[0].best in spans
+    assert any("compressor" in rule for rule in predictor.decoding_rules())
 
 
 def test_a_month_abbreviation_ends_no_sentence():

@@ -59,10 +59,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p_lead.add_argument("--length-bonus", type=float, metavar="B",
                         help="added to a clause's judge score, in proportion to its length "
                              "up to 15 words")
-    p_lead.add_argument("--spans", choices=["clauses", "trimmed", "phrase"], default="clauses",
-                        help="what the lead offers: its clause runs, or the lead trimmed to "
-                        "a headline (nlp_models/headline/trim.py); to a constrained "
-                        "generator (phrase): the first sentence holding the phrase, trimmed")
+    p_lead.add_argument("--spans", choices=["clauses", "trimmed", "phrase", "compressed"],
+                        default="clauses",
+                        help="what the lead offers: its clause runs, the lead trimmed to a "
+                        "headline (nlp_models/headline/trim.py), or compressed by the learned "
+                        "compressor (--compressor); to a constrained generator (phrase): the "
+                        "first sentence holding the phrase, trimmed")
+    p_lead.add_argument("--compressor", metavar="FILE",
+                        help="--spans compressed: the compressor's best.pt (python -m "
+                        "training train compressor), stored in the copy")
     p_lead.add_argument("--target", type=int, default=12,
                         help="--spans trimmed|phrase: the house's headline length in words")
     p_lead.add_argument("--out", required=True, help="e.g. runs/lead_en/best.pt")
@@ -95,5 +100,6 @@ def run(args: argparse.Namespace) -> int:
                                "--tune-on FILE")
         else:
             print(json.dumps(set_lead(args.checkpoint, args.margin, args.length_bonus,
-                                      args.out, args.spans, args.target)))
+                                      args.out, args.spans, args.target,
+                                      args.compressor)))
     return 0

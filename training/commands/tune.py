@@ -1,6 +1,6 @@
 """``tune``: choose serving settings on dev data after training: the hashtag generator's
-prior weight and threshold (a checkpoint carrying them), or the hashtag memory scorer's
-weights on a dev stream. Prints its result as JSON."""
+prior weight and threshold (a checkpoint carrying them), the hashtag memory scorer's
+weights on a dev stream, or the headline compressor's run gap. Prints its result as JSON."""
 
 from __future__ import annotations
 
@@ -16,12 +16,14 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p_tune = sub.add_parser("tune", help="hashtag: choose the served prior weight and "
                             "threshold on dev sets, writes a checkpoint carrying them; "
                             "hashtag-memory: choose the scorer's weights on a dev stream")
-    p_tune.add_argument("task", choices=["hashtag", "hashtag-memory"])
-    p_tune.add_argument("--checkpoint", help="hashtag: e.g. runs/<run>/best.pt")
+    p_tune.add_argument("task", choices=["hashtag", "hashtag-memory", "compressor"])
+    p_tune.add_argument("--checkpoint", help="hashtag, compressor: e.g. runs/<run>/best.pt "
+                        "(compressor: rewritten with the chosen run gap)")
     p_tune.add_argument("--dev", action="append", metavar="FILE",
                         help="hashtag: dev JSONL (repeat: in-distribution and held-out-source "
                         "dev)")
-    p_tune.add_argument("--data", help="hashtag-memory: a dev stream of `data hashtag-stream`")
+    p_tune.add_argument("--data", help="hashtag-memory: a dev stream of `data hashtag-stream`; "
+                        "compressor: the directory `data compression` wrote (its dev.jsonl)")
     p_tune.add_argument("--lang", choices=["en", "zh"], help="hashtag-memory: its language")
     p_tune.add_argument("--limit", type=int, help="hashtag-memory: first N posts")
     p_tune.add_argument("--out", help="hashtag: e.g. runs/<run>/tuned.pt; hashtag-memory: "
@@ -41,7 +43,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.task == "hashtag-memory":
+    if args.task == "compressor":
+        from pathlib import Path
+
+        from training.headline.compression import tune_gap
+
+        if not (args.checkpoint and args.data):
+            return usage_error("tune", "tune compressor needs --checkpoint and --data")
+        print(json.dumps(tune_gap(Path(args.checkpoint), Path(args.data) / "dev.jsonl")))
+    elif args.task == "hashtag-memory":
         from training.hashtag.memory_tune import main as tune_memory
 
         if not (args.data and args.lang):

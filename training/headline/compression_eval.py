@@ -81,7 +81,7 @@ def _mask_f1(pairs: list[dict], texts: list[str]) -> float:
 def _scores(systems: dict[str, list[str]], references: list[str]) -> dict[str, dict]:
     out = {}
     for name, texts in systems.items():
-        rl = rouge_per_article(texts, references, "en")["rougeL"]
+        rl = [s["rougeL"].fmeasure for s in rouge_per_article(texts, references, "en")]
         out[name] = {"rougeL": round(100 * sum(rl) / len(rl), 2),
                      "words": round(sum(map(_words, texts)) / len(texts), 1)}
     out["editors"] = {"words": round(sum(map(_words, references)) / len(references), 1)}

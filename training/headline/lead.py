@@ -13,16 +13,26 @@ from training.provenance import write_derived
 
 
 def set_lead(checkpoint: str, margin: float, length_bonus: float, out: str,
-             spans: str = "clauses", target: int = 12) -> dict:
+             spans: str = "clauses", target: int = 12, compressor: str | None = None) -> dict:
+    """A copy of `checkpoint` with the lead rule (and, for "compressed" spans, the
+    compressor file `compressor` stored beside it)."""
     state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    extra: dict = {}
+    if spans == "compressed":
+        if compressor is None:
+            raise SystemExit("--spans compressed needs --compressor FILE (python -m training "
+                             "train compressor)")
+        shipped = torch.load(compressor, map_location="cpu", weights_only=False)
+        extra["compressor"] = {k: v for k, v in shipped.items() if k != "meta"}
     if state["lang"] != "en" or state["kind"] not in ("generator", "seq2bf"):
         raise SystemExit(f"{checkpoint} is a {state['lang']} {state['kind']} checkpoint; the "
                          "lead rule serves English full and Seq2BF headlines")
     if (spans == "phrase") != (state["kind"] == "seq2bf"):
         raise SystemExit(f"{spans} spans do not serve a {state['kind']} checkpoint (Seq2BF: "
-                         "phrase; full: clauses or trimmed)")
+                         "phrase; full: clauses, trimmed or compressed)")
     rule = LeadRule(margin, length_bonus, spans, target)
-    path = write_derived(checkpoint, out, state, {"lead": rule.to_state()}, lead=rule.to_state())
+    path = write_derived(checkpoint, out, state, {"lead": rule.to_state(), **extra},
+                         lead=rule.to_state(), **({"compressor": compressor} if compressor else {}))
     return {"checkpoint": str(path), "lead": rule.to_state()}
 
 
