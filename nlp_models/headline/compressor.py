@@ -26,10 +26,11 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
-# a token: an abbreviation ("U.S."), a number ("$5.5", "10-year", "63%"), a word with inner
-# apostrophes or hyphens ("don't", "R-Maine"), or one mark
-TOKEN = re.compile(r"[A-Za-z](?:\.[A-Za-z])+\.?|\$?\d[\d.,:/]*\d%?|\$?\d%?"
-                   r"|\w+(?:['\u2019&-]\w+)*|[^\w\s]")
+# a token: an abbreviation ("U.S."), a number with inner marks or a dollar sign ("$5.5",
+# "2,400", "$26"), a word with inner apostrophes or hyphens and a closing % ("don't",
+# "R-Maine", "10-year", "21st", "63%"), or one mark
+TOKEN = re.compile(r"[A-Za-z](?:\.[A-Za-z])+\.?|\$?\d+(?:[.,:/]\d+)+%?|\$\d+%?"
+                   r"|\w+(?:['\u2019&-]\w+)*%?|[^\w\s]")
 WORD = re.compile(r"\w")
 PAD, UNK = 0, 1
 SHAPES = ("pad", "lower", "Title", "UPPER", "digit", "mixed", "mark")
