@@ -146,18 +146,19 @@ class Compressor(nn.Module):
 
     def compressions(self, sentence: str, lengths: list[int], phrase: str = "",
                      runs: bool = False) -> dict[str, str]:
-        """`sentence` compressed to each of `lengths` words (keys "8", "12", ...) and to the
-        model's own length (key "model"), `phrase` kept when the sentence holds it; `runs`:
+        """`sentence` compressed to each of `lengths` words (keys "8", "12", ...), then to
+        the model's own length (key "model"), `phrase` kept when the sentence holds it; `runs`:
         also each length in few runs of the sentence (keys "8/runs", ...; RUN_GAP), which
         read better where the dev's ROUGE-chosen gap scatters words."""
         toks = tokens(sentence)
         marks = phrase_mask(toks, phrase)
         logits = self.keep_logits([toks], [marks])[0]
-        out = {"model": detokenize(select(toks, logits, marks, None, self.gap))}
+        out = {}
         for n in lengths:
             out[str(n)] = detokenize(select(toks, logits, marks, n, self.gap))
             if runs:
                 out[f"{n}/runs"] = detokenize(select(toks, logits, marks, n, RUN_GAP))
+        out["model"] = detokenize(select(toks, logits, marks, None, self.gap))
         return out
 
     def to_state(self) -> dict:

@@ -178,16 +178,24 @@ class LeadRule:
     def candidates(self, article: str, phrase: str = "", compressor=None) -> list[str]:
         """The lead's spans this rule chooses among, in reading order (`phrase`: the
         constrained headline's, for "phrase" spans; `compressor`: the checkpoint's
-        `Compressor`, for "compressed" spans)."""
+        `Compressor`, for "compressed" spans, the house length first)."""
         if self.spans == "clauses":
             return lead_clauses(article)
         targets = [max(t, MIN_WORDS) for t in (self.target - TRIM_SPREAD, self.target,
                                                 self.target + TRIM_SPREAD)]
+        if self.spans == "compressed":  # the house length first: what the fallback shows
+            targets = [targets[1], targets[0], targets[2]]
         if self.spans == "compressed":
             if compressor is None:
                 raise ValueError("compressed lead spans need the checkpoint's compressor")
-            texts = list(compressor.compressions(first_sentence(article), targets,
-                                                 runs=True).values())
+            # faithful.py imports this module
+            from nlp_models.headline.faithful import unsupported
+
+            # a deletion can join two names the article keeps apart ("Snowe Collins"): such
+            # a compression is no candidate
+            texts = [t for t in compressor.compressions(first_sentence(article), targets,
+                                                        runs=True).values()
+                     if not unsupported(t, article, "en")]
         else:
             # trim.py imports this module
             from nlp_models.headline.trim import sentence_with_phrase, trimmed_lead

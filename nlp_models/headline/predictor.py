@@ -48,13 +48,13 @@ from nlp_models.headline.decode import (
     repeat_rule,
 )
 from nlp_models.headline.faithful import unsupported
-from nlp_models.headline.lead import LeadRule, first_sentence, without_furniture
+from nlp_models.headline.lead import LeadRule, without_furniture
 from nlp_models.headline.model import HeadlineConfig, HeadlineGenerator
 from nlp_models.headline.picker import SHORTLIST, ClausePicker, Pick
 from nlp_models.headline.runs import WholeRuns
 from nlp_models.headline.seq2bf import NOT_YET, STRATEGIES, Seq2BF, Seq2BFConfig, layout
 from nlp_models.headline.titles import headline_titles, titled_holding
-from nlp_models.headline.trim import TARGET_WORDS, fallback_headline, fallback_with_phrase
+from nlp_models.headline.trim import fallback_headline, fallback_with_phrase
 from nlp_models.headline.vocab import (
     BOS,
     EOS,
@@ -292,14 +292,14 @@ class HeadlinePredictor:
         return _before((fallback, self._judge(batch, k, [fallback])[0]), kept) if fallback else kept
 
     def _fallback(self, article: str) -> str:
-        """The article's lead made a headline: the compressor's deletion of the first
-        sentence to the lead rule's house length where the checkpoint has one, else
-        trim.py's trim."""
-        if self.compressor is None or self.lang != "en":
-            return fallback_headline(article, self.lang)
-        target = self.lead.target if self.lead is not None else TARGET_WORDS
-        text = self.compressor.compressions(first_sentence(article), [target])[str(target)]
-        return text or fallback_headline(article, self.lang)
+        """The article's lead made a headline: where the checkpoint has a compressor and a
+        lead rule of compressed spans, the first of its spans (each faithful, none saying a
+        word twice), else trim.py's trim."""
+        if self.compressor is not None and self.lead is not None:
+            spans = self.lead.candidates(article, compressor=self.compressor)
+            if spans:
+                return spans[0]
+        return fallback_headline(article, self.lang)
 
     @torch.no_grad()
     def _encoded(self, sources: list[Source]) -> Iterator[Encoded]:

@@ -224,3 +224,27 @@ def test_a_month_abbreviation_ends_no_sentence():
     # before: "... Snowe (R-Maine) on Feb." was a sentence, trimmed to "Sen. Olympia J. Snowe Feb"
     assert whole_sentences("Sen. Olympia J. Snowe on Feb. 14 voted for the bill. It passed.") == [
         "Sen. Olympia J. Snowe on Feb. 14 voted for the bill.", "It passed."]
+
+
+class _FixedCompressor:
+    """Stands in for the compressor's output only: the lead rule's own filter is tested."""
+
+    def __init__(self, texts: dict[str, str]):
+        self.texts = texts
+
+    def compressions(self, sentence: str, lengths: list[int], phrase: str = "",
+                     runs: bool = False) -> dict[str, str]:
+        return self.texts
+
+
+def test_a_compressed_span_that_joins_two_names_or_says_a_word_twice_is_no_candidate():
+    article = "Sens. Olympia J. Snowe and Susan Collins announced funding for Maine airports."
+    compressor = _FixedCompressor({"12": "Sens. Snowe Collins announced funding for airports",
+                                   "12/runs": "Sens. Snowe and Collins announced funding",
+                                   "8": "Collins announced funding for Maine Maine",
+                                   "model": "funding"})
+    rule = LeadRule(0.75, 1.5, "compressed", 12)
+    assert rule.candidates(article, compressor=compressor) == [
+        "Sens. Snowe and Collins announced funding"]
+    with pytest.raises(ValueError, match="need the checkpoint's compressor"):
+        rule.candidates(article)

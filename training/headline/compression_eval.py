@@ -13,9 +13,12 @@ Per held-out source (`compression.build` wrote its files), two measures:
   article's first sentence as served (no choice of sentence): ROUGE-L F and length.
 
 Systems: the compressor at its own length (`model`) and at the house's mean length
-(`model@house`), trim.py at its served target (`trim@12`) and at the house length
-(`trim@house`), the first house-length words (`first_words`) and the whole sentence. The
-last stdout line is JSON; `--show N` prints N harvested compressions side by side.
+(`model@house`; `model@house/runs`: in few runs of the sentence, `compressor.RUN_GAP`),
+trim.py at its served target (`trim@12`) and at the house length (`trim@house`), the first
+house-length words (`first_words`) and the whole sentence. Harvested rows also give the
+mean number of runs of the sentence's words a system keeps (1: one stretch; more reads
+choppier). The last stdout line is JSON; `--show N` prints N harvested compressions side
+by side.
 """
 
 from __future__ import annotations
@@ -26,7 +29,14 @@ from pathlib import Path
 
 import torch
 
-from nlp_models.headline.compressor import Compressor, detokenize, is_word, select, tokens
+from nlp_models.headline.compressor import (
+    RUN_GAP,
+    Compressor,
+    detokenize,
+    is_word,
+    select,
+    tokens,
+)
 from nlp_models.headline.lead import first_sentence
 from nlp_models.headline.trim import TARGET_WORDS, _trimmed
 from training.headline.compression import align, read_jsonl
@@ -40,13 +50,15 @@ def _words(text: str) -> int:
 
 def _compress(model: Compressor, sentences: list[str], house: int) -> dict[str, list[str]]:
     toks = [tokens(s) for s in sentences]
-    out: dict[str, list[str]] = {"model": [], "model@house": []}
+    out: dict[str, list[str]] = {"model": [], "model@house": [], "model@house/runs": []}
     for i in range(0, len(toks), 64):
         chunk = toks[i: i + 64]
         for t, logits in zip(chunk, model.keep_logits(chunk), strict=True):
             forced = [False] * len(t)
-            out["model"].append(detokenize(select(t, logits, forced, None)))
-            out["model@house"].append(detokenize(select(t, logits, forced, house)))
+            out["model"].append(detokenize(select(t, logits, forced, None, model.gap)))
+            out["model@house"].append(detokenize(select(t, logits, forced, house, model.gap)))
+            out["model@house/runs"].append(detokenize(select(t, logits, forced, house,
+                                                             RUN_GAP)))
     return out
 
 
@@ -67,15 +79,20 @@ def _first_words(toks: list[str], n: int) -> list[str]:
     return toks[: words[-1] + 1] if words else []
 
 
-def _mask_f1(pairs: list[dict], texts: list[str]) -> float:
-    """Token F1 of each text's keep mask (aligned to its sentence) against the gold masks."""
-    tp = pred = gold = 0
+def _mask_f1(pairs: list[dict], texts: list[str]) -> tuple[float, float]:
+    """(token F1 of each text's keep mask, aligned to its sentence, against the gold masks;
+    mean runs of the sentence's words each text keeps: 1 is a contiguous stretch, more
+    read choppier)."""
+    tp = pred = gold = runs = 0
     for p, text in zip(pairs, texts, strict=True):
         mask, _ = align(p["tokens"], tokens(text))
         tp += sum(m and g for m, g in zip(mask, p["keep"], strict=True))
         pred, gold = pred + sum(mask), gold + sum(p["keep"])
+        kept = [m for m, t in zip(mask, p["tokens"], strict=True) if is_word(t)]
+        runs += sum(1 for i, m in enumerate(kept) if m and (i == 0 or not kept[i - 1]))
     precision, recall = tp / max(pred, 1), tp / max(gold, 1)
-    return round(100 * 2 * precision * recall / max(precision + recall, 1e-9), 2)
+    return (round(100 * 2 * precision * recall / max(precision + recall, 1e-9), 2),
+            round(runs / max(len(pairs), 1), 2))
 
 
 def _scores(systems: dict[str, list[str]], references: list[str]) -> dict[str, dict]:
@@ -98,8 +115,9 @@ def evaluate(model_path: Path, data: Path, sources: list[str], show: int = 0) ->
         systems = _systems(model, [p["sentence"] for p in test], [p["article"] for p in test],
                            house)
         harvested = _scores(systems, [p["headline"] for p in test])
-        for name in ("model", "model@house", "trim@12", "trim@house", "first_words"):
-            harvested[name]["keep_f1"] = _mask_f1(test, systems[name])
+        for name in ("model", "model@house", "model@house/runs", "trim@12", "trim@house",
+                     "first_words"):
+            harvested[name]["keep_f1"], harvested[name]["runs"] = _mask_f1(test, systems[name])
         leads = read_jsonl(data / f"lead_{source}.jsonl")
         lead_systems = _systems(model, [first_sentence(r["article"]) for r in leads],
                                 [r["article"] for r in leads], house)
@@ -110,8 +128,8 @@ def evaluate(model_path: Path, data: Path, sources: list[str], show: int = 0) ->
         for p, i in zip(test[:show], range(show), strict=False):
             print(f"\n[{source} {p['id']}]\n  sentence: {p['sentence']}\n  editors:  "
                   f"{p['headline']}\n  trim@12:  {systems['trim@12'][i]}\n  model:    "
-                  f"{systems['model'][i]}\n  model@{house}: {systems['model@house'][i]}",
-                  file=sys.stderr)
+                  f"{systems['model'][i]}\n  model@{house}: {systems['model@house'][i]}\n"
+                  f"  model@{house}/runs: {systems['model@house/runs'][i]}", file=sys.stderr)
     return result
 
 
