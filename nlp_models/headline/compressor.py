@@ -35,6 +35,7 @@ WORD = re.compile(r"\w")
 PAD, UNK = 0, 1
 SHAPES = ("pad", "lower", "Title", "UPPER", "digit", "mixed", "mark")
 MAX_TOKENS = 80  # a sentence is read up to this many tokens; later ones are deleted
+BATCH = 64  # sentences per forward pass of `keep_logits`
 NO_SPACE_BEFORE = frozenset(",.;:!?%)]}'\u2019")
 NO_SPACE_AFTER = frozenset("([{$")
 RUN_GAP = 2.0  # the gap of the compressions offered "in few runs"
@@ -47,6 +48,11 @@ def tokens(sentence: str) -> list[str]:
 
 def is_word(token: str) -> bool:
     return WORD.search(token) is not None
+
+
+def word_count(text: str) -> int:
+    """Words of `text` as the compressor counts a length (marks aside)."""
+    return sum(map(is_word, tokens(text)))
 
 
 def shape(token: str) -> int:
@@ -137,12 +143,17 @@ class Compressor(nn.Module):
     @torch.no_grad()
     def keep_logits(self, sentences: list[list[str]],
                     phrases: list[list[bool]] | None = None) -> list[list[float]]:
-        """Each tokenised sentence's keep logits (eval mode)."""
+        """Each tokenised sentence's keep logits (eval mode), BATCH sentences a pass."""
         self.eval()
         phrases = phrases or [None] * len(sentences)
-        x = self.batch([self.encode(s, p) for s, p in zip(sentences, phrases, strict=True)])
-        logits = self(x).float()
-        return [logits[b, : len(s)].tolist() for b, s in enumerate(sentences)]
+        out: list[list[float]] = []
+        for i in range(0, len(sentences), BATCH):
+            chunk = sentences[i: i + BATCH]
+            x = self.batch([self.encode(s, p) for s, p in
+                            zip(chunk, phrases[i: i + BATCH], strict=True)])
+            logits = self(x).float()
+            out += [logits[b, : len(s)].tolist() for b, s in enumerate(chunk)]
+        return out
 
     def compressions(self, sentence: str, lengths: list[int], phrase: str = "",
                      runs: bool = False) -> dict[str, str]:

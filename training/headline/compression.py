@@ -40,6 +40,7 @@ from nlp_models.headline.compressor import (
     is_word,
     select,
     tokens,
+    word_count,
 )
 from nlp_models.headline.lead import whole_sentences, without_dateline
 from training.headline.extra import EN_FILES, Counts, clean_en, dedup_key, read_gz, write_jsonl
@@ -127,10 +128,6 @@ def _training_rows(data: Path, counts: Counts) -> list[dict]:
     return rows
 
 
-def _words(text: str) -> int:
-    return sum(map(is_word, tokens(text)))
-
-
 def build(data: Path, out: Path) -> dict:
     """Write OUT/{train,dev}.jsonl, OUT/test_<source>.jsonl and OUT/lead_<source>.jsonl;
     return the counts per source."""
@@ -163,7 +160,7 @@ def build(data: Path, out: Path) -> dict:
         test = pairs[-min(TEST_PAIRS, len(pairs) // 2):]  # the older half at least: the house
         first = test[0]["date"], test[0]["id"]
         older = [r for r in rows if (r["date"], r["id"]) < first]
-        house = round(sum(_words(r["headline"]) for r in older) / max(len(older), 1), 1)
+        house = round(sum(word_count(r["headline"]) for r in older) / max(len(older), 1), 1)
         for p in test:
             p["house_words"] = house
         leads = [{**r, "house_words": house} for r in rows if (r["date"], r["id"]) >= first]
@@ -238,12 +235,10 @@ class CompressionTask:
 
     def evaluate(self) -> tuple[dict, float]:
         tp = pred = gold = 0
-        for i in range(0, len(self.dev), 64):
-            chunk = self.dev[i: i + 64]
-            for p, logits in zip(chunk, self.model.keep_logits([p["tokens"] for p in chunk]),
-                                 strict=True):
-                a, b, c = keep_f1(p["keep"], logits)
-                tp, pred, gold = tp + a, pred + b, gold + c
+        for p, logits in zip(self.dev, self.model.keep_logits([p["tokens"] for p in self.dev]),
+                             strict=True):
+            a, b, c = keep_f1(p["keep"], logits)
+            tp, pred, gold = tp + a, pred + b, gold + c
         precision, recall = tp / max(pred, 1), tp / max(gold, 1)
         f1 = 2 * precision * recall / max(precision + recall, 1e-9)
         return {"dev_keep_p": round(precision, 4), "dev_keep_r": round(recall, 4),
@@ -302,12 +297,12 @@ def tune_gap(checkpoint: Path, dev_file: Path) -> dict:
     state = torch.load(checkpoint, weights_only=False)
     model = Compressor.from_state(state)
     dev = read_jsonl(dev_file)
-    logits = [x for i in range(0, len(dev), 64)
-              for x in model.keep_logits([p["tokens"] for p in dev[i: i + 64]])]
+    logits = model.keep_logits([p["tokens"] for p in dev])
     headlines = [p["headline"] for p in dev]
     scores = {}
     for gap in GAPS:
-        texts = [detokenize(select(p["tokens"], x, [False] * len(x), _words(p["headline"]), gap))
+        texts = [detokenize(select(p["tokens"], x, [False] * len(x),
+                                   word_count(p["headline"]), gap))
                  for p, x in zip(dev, logits, strict=True)]
         rl = [s["rougeL"].fmeasure for s in rouge_per_article(texts, headlines, "en")]
         scores[gap] = round(100 * sum(rl) / len(rl), 2)

@@ -36,6 +36,7 @@ from nlp_models.headline.compressor import (
     is_word,
     select,
     tokens,
+    word_count,
 )
 from nlp_models.headline.lead import first_sentence
 from nlp_models.headline.trim import TARGET_WORDS, _trimmed
@@ -44,21 +45,14 @@ from training.headline.metrics import rouge_per_article
 from training.headline.newsrooms import EN_NEWSROOMS
 
 
-def _words(text: str) -> int:
-    return sum(map(is_word, tokens(text)))
-
-
 def _compress(model: Compressor, sentences: list[str], house: int) -> dict[str, list[str]]:
     toks = [tokens(s) for s in sentences]
     out: dict[str, list[str]] = {"model": [], "model@house": [], "model@house/runs": []}
-    for i in range(0, len(toks), 64):
-        chunk = toks[i: i + 64]
-        for t, logits in zip(chunk, model.keep_logits(chunk), strict=True):
-            forced = [False] * len(t)
-            out["model"].append(detokenize(select(t, logits, forced, None, model.gap)))
-            out["model@house"].append(detokenize(select(t, logits, forced, house, model.gap)))
-            out["model@house/runs"].append(detokenize(select(t, logits, forced, house,
-                                                             RUN_GAP)))
+    for t, logits in zip(toks, model.keep_logits(toks), strict=True):
+        forced = [False] * len(t)
+        out["model"].append(detokenize(select(t, logits, forced, None, model.gap)))
+        out["model@house"].append(detokenize(select(t, logits, forced, house, model.gap)))
+        out["model@house/runs"].append(detokenize(select(t, logits, forced, house, RUN_GAP)))
     return out
 
 
@@ -100,8 +94,8 @@ def _scores(systems: dict[str, list[str]], references: list[str]) -> dict[str, d
     for name, texts in systems.items():
         rl = [s["rougeL"].fmeasure for s in rouge_per_article(texts, references, "en")]
         out[name] = {"rougeL": round(100 * sum(rl) / len(rl), 2),
-                     "words": round(sum(map(_words, texts)) / len(texts), 1)}
-    out["editors"] = {"words": round(sum(map(_words, references)) / len(references), 1)}
+                     "words": round(sum(map(word_count, texts)) / len(texts), 1)}
+    out["editors"] = {"words": round(sum(map(word_count, references)) / len(references), 1)}
     return out
 
 
