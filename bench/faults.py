@@ -131,13 +131,16 @@ SLOW_DELAY_S = 35.0
 
 class ElasticsearchFaultProxy(socketserver.ThreadingMixIn, http.server.HTTPServer):
     """Forwards HTTP to Elasticsearch; while ``fault`` is "429" it answers 429 Too Many
-    Requests, while it is "slow" it holds each request ``SLOW_DELAY_S`` before forwarding."""
+    Requests, while it is "slow" it holds each request whose path contains ``slow_paths``
+    (default: every request) ``delay`` seconds before forwarding."""
 
     daemon_threads = True
 
-    def __init__(self, port: int, es_host: str, es_port: int) -> None:
+    def __init__(self, port: int, es_host: str, es_port: int, slow_paths: str = "",
+                 delay: float = SLOW_DELAY_S) -> None:
         self.target = (es_host, es_port)
         self.fault: str | None = None
+        self.slow_paths, self.delay = slow_paths, delay
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -146,8 +149,8 @@ class ElasticsearchFaultProxy(socketserver.ThreadingMixIn, http.server.HTTPServe
 
             def relay(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                if proxy.fault == "slow":
-                    time.sleep(SLOW_DELAY_S)
+                if proxy.fault == "slow" and proxy.slow_paths in self.path:
+                    time.sleep(proxy.delay)
                 if proxy.fault == "429":
                     payload = json.dumps({"error": "es_rejected_execution_exception",
                                           "status": 429}).encode()

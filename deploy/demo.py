@@ -97,6 +97,27 @@ def print_agreement(run: PipelineRun, ids: list[str]) -> None:
               f"hashtags): hit@1 {b['hit1']['value']:.3f}, hit@5 {b['hit5']['value']:.3f}")
 
 
+def print_memory_fallbacks(run: PipelineRun) -> None:
+    """How many of the worker's hashtag-memory look-ups fell back to the generator alone
+    (``nlp_hashtag_memory_fallbacks_total`` of its ``/metrics``)."""
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    port = run.config.web_port
+    if port is None:
+        return
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
+        samples = [s for f in text_string_to_metric_families(resp.read().decode())
+                   for s in f.samples]
+    lookups = sum(s.value for s in samples if s.name == "nlp_hashtag_memory_seconds_count")
+    fallbacks = sum(s.value for s in samples
+                    if s.name == "nlp_hashtag_memory_fallbacks_total")
+    share = fallbacks / lookups if lookups else 0.0
+    print(f"  hashtag memory: {lookups:.0f} look-ups, {fallbacks:.0f} fell back to the "
+          f"generator alone ({share:.1%})")
+
+
 def suggest_over_grpc(settings: Settings) -> None:
     """Start the headline API, make one Suggest call with the client CLI, stop the API."""
     log_path = settings.state_dir / "logs" / "demo-headline-api.log"
@@ -169,6 +190,7 @@ def main() -> None:
                   f"in {time.monotonic() - began:.0f}s")
 
         print_agreement(run, ids["posts"])
+        print_memory_fallbacks(run)
 
         banner("5. searching (python -m services.search ...)")
         for query in SEARCHES:

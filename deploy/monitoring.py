@@ -10,9 +10,11 @@ worker is dead, which is when lag matters most.
 Prometheus's configuration is written from the settings at each start
 (``prometheus_config``); the alert rules are the repository's
 ``deploy/monitoring/alerts.yml``, unit-tested with ``promtool test rules``. Workers are
-scraped from ``NLP_WORKER_TARGETS`` and from any file in
-``$NLP_STATE_DIR/prometheus/targets/*.json`` (Prometheus's file discovery: a test or an
-operator adds a worker without a restart). Everything binds to loopback; Prometheus's
+found by Prometheus's file discovery in ``$NLP_STATE_DIR/prometheus/targets/*.json``:
+each worker announces itself there while it serves ``/metrics`` and withdraws on a clean
+stop (``services/stream/scrape_target.py``), so a planned stop pages nobody and a killed
+worker still raises ``WorkerDown``; ``NLP_WORKER_TARGETS`` adds fixed targets (workers on
+other hosts). Everything binds to loopback; Prometheus's
 admin and lifecycle APIs stay off. The key graphs are one console page,
 ``http://127.0.0.1:9090/consoles/pipeline.html`` (``deploy/monitoring/consoles/``).
 """
@@ -29,6 +31,7 @@ from pathlib import Path
 from deploy.base import Port, Server
 from deploy.process import DeployError
 from services.settings import REPO_ROOT, Settings
+from services.stream.scrape_target import targets_dir
 
 MONITORING = REPO_ROOT / "deploy" / "monitoring"
 ALERT_RULES = MONITORING / "alerts.yml"
@@ -59,9 +62,11 @@ def prometheus_config(s: Settings, targets_dir: Path, rules: Path = ALERT_RULES)
                 "static_configs": [{"targets": list(targets)}]}
 
     workers = [t.strip() for t in s.worker_targets.split(",") if t.strip()]
-    worker_job = {"job_name": "worker", "static_configs": [{"targets": workers}],
-                  "file_sd_configs": [{"files": [str(targets_dir / "*.json")],
-                                       "refresh_interval": "5s"}]}
+    worker_job: dict = {"job_name": "worker",
+                        "file_sd_configs": [{"files": [str(targets_dir / "*.json")],
+                                             "refresh_interval": "5s"}]}
+    if workers:
+        worker_job["static_configs"] = [{"targets": workers}]
     return {
         "global": {"scrape_interval": s.scrape_interval,
                    "evaluation_interval": s.scrape_interval,
@@ -118,8 +123,8 @@ class Prometheus(Server):
 
     @property
     def targets_dir(self) -> Path:
-        """Where extra worker targets go (file discovery, ``[{"targets": [...]}]``)."""
-        return self.home / "targets"
+        """Where workers announce themselves (file discovery, ``[{"targets": [...]}]``)."""
+        return targets_dir(self.settings.state_dir)
 
     def install(self) -> None:
         binary("prometheus")

@@ -81,7 +81,8 @@ class MemoryConfig:
     neighbours: int = setting(5, env="NLP_HASHTAG_MEMORY_NEIGHBOURS",
                               doc="similar earlier posts asked per post")
     timeout: float = setting(2.0, env="NLP_HASHTAG_MEMORY_TIMEOUT", doc="seconds a "
-                             "sub-batch waits for the memory before the generator answers alone")
+                             "sub-batch waits for the memory once the models have answered, "
+                             "before the generator answers alone")
     trending_ttl: float = setting(5.0, env="NLP_HASHTAG_MEMORY_TRENDING_TTL",
                                   doc="seconds a language's trending list is reused")
     # The scorer's weights, chosen on the dev streams en_airline_2015 and zh_dev_stream

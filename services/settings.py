@@ -66,10 +66,10 @@ class Settings:
                                      doc="the consumer-lag exporter's `/metrics` port")
     scrape_interval: str = setting("15s", env="NLP_SCRAPE_INTERVAL",
                                    doc="how often Prometheus scrapes and evaluates rules")
-    worker_targets: str = setting("127.0.0.1:6066", env="NLP_WORKER_TARGETS",
-                                  doc="comma-separated `host:port` of the Faust workers' web "
-                                  "pages Prometheus scrapes (more: files in "
-                                  "`$NLP_STATE_DIR/prometheus/targets/`)")
+    worker_targets: str = setting("", env="NLP_WORKER_TARGETS",
+                                  doc="comma-separated `host:port` of Faust workers' web pages "
+                                  "Prometheus always scrapes (workers of this state dir "
+                                  "announce themselves in `$NLP_STATE_DIR/prometheus/targets/`)")
     headline_api_target: str = setting("127.0.0.1:9464", env="NLP_HEADLINE_API_TARGET",
                                        doc="`host:port` of the headline API's metrics")
     alert_webhook_url: str = setting("", env="NLP_ALERT_WEBHOOK_URL",

@@ -51,6 +51,7 @@ from services.retry import WAITING
 from services.stream import indexing, metrics, stage, transport
 from services.stream.delivery import COUNTS
 from services.stream.headline_articles import HeadlineArticles
+from services.stream.scrape_target import ScrapeTarget, target_address, target_file
 from services.stream.tag_posts import TagPosts
 
 
@@ -120,6 +121,10 @@ def build(cfg: PipelineConfig) -> faust.App:
     async def metrics_page(web: faust.web.Web, request: faust.web.Request
                            ) -> faust.web.Response:
         return web.bytes(metrics.exposition(), content_type="text/plain")
+
+    if cfg.web_port is not None:  # Prometheus finds the worker while it serves /metrics
+        address = target_address(cfg.web_bind, cfg.web_port)
+        app.service(ScrapeTarget(app, target_file(cfg.servers.state_dir, address), address))
 
     t = cfg.topics
     stage.register(

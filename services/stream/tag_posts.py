@@ -2,13 +2,15 @@
 (+ the hashtag memory in Elasticsearch) -> posts.tagged (the skeleton is
 ``services.stream.stage``).
 
-Both models and the memory get each sub-batch at the same time (``gather``), so a post
-costs the slowest of them, not their sum. Hashtags are suggested from the text as if the
-author had written none (``services.hashtags``), and the scorer merges the generator's with
-the memory's (``hashtag_scorer``); a memory that does not answer in time leaves the
-generator alone. Without a hashtag model configured (``NLP_HASHTAG_MODEL=``), posts are
-tagged only. A batch is split into at most ``triton_concurrency`` sub-batches sent to
-Triton concurrently; Triton's dynamic batcher merges them as it sees fit.
+Both models and the memory get each sub-batch at the same time, so a post costs the
+slowest of them, not their sum; the memory's answer is awaited once the models have
+answered, ``timeout`` seconds at most (``memory.HashtagMemory.answer``). Hashtags are
+suggested from the text as if the author had written none (``services.hashtags``), and the
+scorer merges the generator's with the memory's (``hashtag_scorer``); a memory that does
+not answer in time leaves the generator alone. Without a hashtag model configured
+(``NLP_HASHTAG_MODEL=``), posts are tagged only. A batch is split into at most
+``triton_concurrency`` sub-batches sent to Triton concurrently; Triton's dynamic batcher
+merges them as it sees fit.
 """
 
 from __future__ import annotations
@@ -81,11 +83,19 @@ class Models:
                 raise ModelError(f"{model}: {exc}") from exc
 
         calls = [named(self.tagger.model, self.tagger.tag([texts[i] for i in tagged]))]
+        lookup = None
         if self.hashtagger is not None:
             calls.append(named(self.hashtagger.model, self.hashtagger.generate(asked, langs)))
             if self.memory is not None:
-                calls.append(self.memory.recall(probes(posts, asked)))
-        results = await asyncio.gather(*calls)
+                lookup = self.memory.ask(probes(posts, asked))
+        try:
+            results = await asyncio.gather(*calls)
+        except BaseException:
+            if lookup is not None:
+                lookup.future.cancel()
+            raise
+        if lookup is not None:
+            results.append(await self.memory.answer(lookup))  # type: ignore[union-attr]
         batch: Batch[TagResult] = results[0]
         pos: list[TagResult | None] = [None] * len(posts)
         for i, result in zip(tagged, batch.results, strict=True):
@@ -118,7 +128,7 @@ class Models:
         if self.hashtagger is not None:
             await self.hashtagger.close()
         if self.memory is not None:
-            self.memory.es.close()
+            self.memory.close()
 
 
 def probes(posts: Sequence[pb.Post], texts: Sequence[str]) -> list[Probe]:
@@ -135,7 +145,7 @@ def open_memory(cfg: PipelineConfig) -> HashtagMemory | None:
     mem: MemoryConfig = cfg.hashtag_memory
     if not mem.enabled:
         return None
-    return HashtagMemory(make_client(cfg.servers.es_url, timeout=max(mem.timeout, 1.0)),
+    return HashtagMemory(make_client(cfg.servers.es_url, timeout=30.0),
                          cfg.index_pattern, window=timedelta(hours=mem.window_hours),
                          neighbours=mem.neighbours, trending_ttl=mem.trending_ttl,
                          timeout=mem.timeout)

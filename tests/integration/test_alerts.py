@@ -1,6 +1,10 @@
 """Alerts proven on real faults: Prometheus scrapes a real worker, Triton, the exporters;
 Alertmanager notifies a webhook receiver run by this test.
 
+- The demo's burst (2,574 posts, hashtags and memory on) is indexed with the memory in
+  time, then the worker stops cleanly: it withdraws its scrape target and Prometheus holds
+  no alert, pending or firing. A worker killed with SIGKILL keeps its target:
+  ``WorkerDown`` reaches the receiver, and resolves once its target file is deleted.
 - Triton is SIGKILLed while posts flow: ``TritonUnavailable`` reaches the receiver, then
   resolves once ``deploy.local up triton`` has it back, and every post is indexed once.
 - Undecodable records arrive: ``DeadLettersArriving`` with code ``DECODE_ERROR``.
@@ -29,13 +33,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
+from deploy.demo import SAMPLES
 from deploy.harness import PipelineRun, post_bytes, wait_until
 from deploy.monitoring import Alertmanager, ElasticsearchExporter, LagExporter, Prometheus
 from deploy.stack import server
 from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo, free_ports
 from services.kafka_topics import alter_topic_configs
+from services.producer.feed import post_from_json
 from services.settings import Settings
+from services.stream.scrape_target import target_file, withdraw
 
 pytestmark = [pytest.mark.integration, pytest.mark.disruptive, pytest.mark.timeout(900)]
 
@@ -96,6 +104,19 @@ class Monitoring:
         result = self.query(expr)
         return float(result[0]["value"][1]) if result else None
 
+    def alerts(self) -> list[dict]:
+        """Every alert Prometheus holds now, pending or firing."""
+        url = f"http://{self.settings.host}:{self.settings.prometheus_port}/api/v1/alerts"
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            return json.load(resp)["data"]["alerts"]
+
+    def worker_metric(self, name: str) -> float:
+        """The sum of a counter's samples on the worker's own ``/metrics`` page."""
+        url = f"http://127.0.0.1:{self.worker_port}/metrics"
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            families = text_string_to_metric_families(resp.read().decode())
+            return sum(s.value for f in families for s in f.samples if s.name == name)
+
 
 @pytest.fixture(scope="module")
 def monitoring(tmp_path_factory: pytest.TempPathFactory, kafka: KafkaInfo,
@@ -105,8 +126,7 @@ def monitoring(tmp_path_factory: pytest.TempPathFactory, kafka: KafkaInfo,
     settings = replace(
         triton.settings, state_dir=Path(tmp_path_factory.mktemp("monitoring")),
         prometheus_port=prom, alertmanager_port=am, es_exporter_port=es_exp,
-        lag_exporter_port=lag_exp, scrape_interval="1s",
-        worker_targets=f"127.0.0.1:{worker}", alert_webhook_url=receiver.url)
+        lag_exporter_port=lag_exp, scrape_interval="1s", alert_webhook_url=receiver.url)
     started = []
     try:
         for kind in (LagExporter, ElasticsearchExporter, Alertmanager, Prometheus):
@@ -117,6 +137,66 @@ def monitoring(tmp_path_factory: pytest.TempPathFactory, kafka: KafkaInfo,
     finally:
         for srv in reversed(started):
             srv.stop()
+
+
+def demo_posts() -> list[tuple[bytes, bytes]]:
+    """The demo's posts (deploy/sample_data: 2,374 tweets and 200 Weibo posts)."""
+    lines = [json.loads(line) for feed in ("tweets.jsonl", "weibo.jsonl")
+             for line in (SAMPLES / feed).read_text().splitlines() if line.strip()]
+    return [(x["id"].encode(), post_from_json(x).SerializeToString()) for x in lines]
+
+
+def test_a_clean_stop_after_the_demo_burst_leaves_no_alert_and_a_killed_worker_pages(
+        monitoring: Monitoring, receiver: Receiver) -> None:
+    run = PipelineRun.create(monitoring.settings, "alert-clean",
+                             NLP_STREAM_WEB_PORT=str(monitoring.worker_port))
+    target = target_file(monitoring.settings.state_dir, f"127.0.0.1:{monitoring.worker_port}")
+    try:
+        run.start_worker()
+        assert target.exists()
+        wait_until(lambda: monitoring.value('up{job="worker"}') == 1.0, 60,
+                   "Prometheus scraping the worker it discovered")
+        posts = demo_posts()
+        run.produce(posts)
+        assert run.wait_indexed([k.decode() for k, _ in posts], timeout=600), run.log()[-3000:]
+        lookups = monitoring.worker_metric("nlp_hashtag_memory_seconds_count")
+        fallbacks = monitoring.worker_metric("nlp_hashtag_memory_fallbacks_total")
+
+        assert run.stop_worker() == 0
+        stopped = time.monotonic()
+        assert not target.exists()
+        wait_until(lambda: not monitoring.query('up{job="worker"}'), 30,
+                   "the worker's target gone from Prometheus")
+        seen: list[dict] = []
+        while time.monotonic() - stopped < 70:  # past WorkerDown's `for: 1m`
+            seen += monitoring.alerts()
+            time.sleep(2)
+        left = monitoring.alerts()
+        print(json.dumps({"memory_lookups": lookups, "memory_fallbacks": fallbacks,
+                          "alerts_after_clean_stop": sorted(
+                              {a["labels"]["alertname"] for a in seen})}))
+        assert lookups > 30 and fallbacks <= 0.02 * lookups
+        assert not [a for a in seen if a["state"] == "firing"], seen
+        assert left == [], left
+        assert receiver.seen("WorkerDown", "firing") is None
+
+        worker = run.start_worker()
+        wait_until(lambda: monitoring.value('up{job="worker"}') == 1.0, 60,
+                   "Prometheus scraping the restarted worker")
+        killed = time.monotonic()
+        run.kill_worker(worker)
+        assert target.exists()  # nobody withdrew it: Prometheus keeps asking the dead port
+        wait_until(lambda: receiver.seen("WorkerDown", "firing", killed) is not None, 120,
+                   "WorkerDown notified")
+        fired = receiver.seen("WorkerDown", "firing", killed)
+        removed = time.monotonic()
+        withdraw(target)  # what an operator does for a worker that will not come back
+        wait_until(lambda: receiver.seen("WorkerDown", "resolved", removed) is not None, 60,
+                   "WorkerDown resolved")
+        print(json.dumps({"worker_down_after_kill_s": round(fired - killed, 1)}))
+        assert 60 <= fired - killed < 90
+    finally:
+        run.cleanup()
 
 
 def test_triton_killed_while_posts_flow_alerts_then_resolves_and_loses_nothing(
@@ -217,13 +297,16 @@ def test_a_stopped_worker_with_a_backlog_near_retention_warns_and_resolves_once_
                    110, "UnreadRecordsNearRetention notified")
         fired = receiver.seen("UnreadRecordsNearRetention", "firing", sent, topic=topic)
 
+        restarted = time.monotonic()
         run.start_worker()
         assert run.wait_indexed(first + backlog, timeout=120), run.log()[-3000:]
         read = time.monotonic()
-        wait_until(lambda: receiver.seen("UnreadRecordsNearRetention", "resolved", read,
+        # the resolution may arrive before the test has seen every document searchable
+        wait_until(lambda: receiver.seen("UnreadRecordsNearRetention", "resolved", restarted,
                                          topic=topic) is not None,
                    90, "UnreadRecordsNearRetention resolved")
-        resolved = receiver.seen("UnreadRecordsNearRetention", "resolved", read, topic=topic)
+        resolved = receiver.seen("UnreadRecordsNearRetention", "resolved", restarted,
+                                 topic=topic)
         outcome = run.outcome(first + backlog)
         print(json.dumps({"backlog_warning_after_s": round(fired - sent, 1),
                           "resolved_after_read_s": round(resolved - read, 1),
