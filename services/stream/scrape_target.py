@@ -64,7 +64,13 @@ class ScrapeTarget(mode.Service):
         self.app, self.path, self.address = app, path, address
 
     async def on_started(self) -> None:
-        announce(self.path, self.address)
+        try:
+            announce(self.path, self.address)
+        except OSError as exc:  # monitoring must never stop the stream
+            log.warning("could not announce scrape target %s in %s (%s): Prometheus finds "
+                        "this worker only through NLP_WORKER_TARGETS", self.address,
+                        self.path, exc)
+            return
         log.info("scrape target %s announced in %s", self.address, self.path)
 
     async def on_stop(self) -> None:
@@ -72,5 +78,9 @@ class ScrapeTarget(mode.Service):
             log.warning("worker crashed: scrape target %s kept, so WorkerDown fires",
                         self.address)
             return
-        withdraw(self.path)
+        try:
+            withdraw(self.path)
+        except OSError as exc:
+            log.warning("could not withdraw scrape target %s (%s)", self.path, exc)
+            return
         log.info("scrape target %s withdrawn (clean stop)", self.address)

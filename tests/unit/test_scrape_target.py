@@ -75,3 +75,19 @@ def test_a_crash_keeps_the_target_so_worker_down_fires(tmp_path: Path) -> None:
     seen, left = lifecycle(tmp_path, crash=True)
     assert seen == [{"targets": ["127.0.0.1:6066"]}]
     assert left
+
+
+def test_a_folder_it_cannot_write_does_not_stop_the_worker(tmp_path: Path) -> None:
+    blocked = tmp_path / "state"
+    blocked.write_text("a file where the state folder should be")
+
+    async def run() -> None:
+        app = App()
+        target = ScrapeTarget(app, target_file(blocked, "127.0.0.1:6066"), "127.0.0.1:6066")
+        await app.start()
+        await target.start()  # logs a warning instead of raising
+        assert not target.crashed
+        await target.stop()
+        await app.stop()
+
+    asyncio.run(run())
