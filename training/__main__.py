@@ -57,6 +57,10 @@
     python -m training lead --checkpoint CKPT --margin M --length-bonus B --out runs/<run>/best.pt
         [--spans clauses|trimmed|phrase] [--target WORDS]
     python -m training lead --checkpoint CKPT --tune-on HELD_OUT.jsonl --out runs/<run>/best.pt
+    python -m training ranker collect --model FILE --data PAIRS.jsonl --candidates OUT.jsonl
+        [--limit N] [--every K] [--target 12]
+    python -m training ranker fit --candidates DEV.jsonl --ranker RANKER.json
+    python -m training ranker evaluate --candidates TEST.jsonl --ranker RANKER.json [--show N]
 """
 
 from __future__ import annotations
@@ -69,13 +73,14 @@ from training.commands import (
     evaluate,
     headline_rules,
     inspect,
+    ranker,
     refresh,
     train,
     tune,
 )
 
 #: one module per group of subcommands, each with add_parsers, COMMANDS and run
-COMMAND_MODULES = (train, evaluate, refresh, adapt, data, headline_rules, tune, inspect)
+COMMAND_MODULES = (train, evaluate, refresh, adapt, data, headline_rules, tune, inspect, ranker)
 
 
 def main(argv: list[str] | None = None) -> None:
