@@ -144,8 +144,8 @@ class HashtagMemory:
         self.es.close()
 
     def lookup(self, probes: Sequence[Probe]) -> list[Recall]:
-        """The blocking look-up behind ``recall`` (which runs it in a thread under its
-        timeout); raises what the client raises."""
+        """The blocking look-up behind ``ask`` (which runs it in the memory's threads);
+        raises what the client raises."""
         asked = [p for p in probes if p.lang in TEXT_FIELD and p.text.strip()]
         stale = self._stale_languages(probes)
         body: list[dict[str, Any]] = []
