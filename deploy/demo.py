@@ -29,7 +29,7 @@ import sys
 import time
 from datetime import UTC, datetime
 
-from deploy.harness import PipelineRun
+from deploy.harness import PipelineRun, metric_total
 from deploy.process import stop_child
 from deploy.stack import servers, status
 from services.settings import REPO_ROOT, Settings
@@ -100,19 +100,11 @@ def print_agreement(run: PipelineRun, ids: list[str]) -> None:
 def print_memory_fallbacks(run: PipelineRun) -> None:
     """How many of the worker's hashtag-memory look-ups fell back to the generator alone
     (``nlp_hashtag_memory_fallbacks_total`` of its ``/metrics``)."""
-    import urllib.request
-
-    from prometheus_client.parser import text_string_to_metric_families
-
     port = run.config.web_port
     if port is None:
         return
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
-        samples = [s for f in text_string_to_metric_families(resp.read().decode())
-                   for s in f.samples]
-    lookups = sum(s.value for s in samples if s.name == "nlp_hashtag_memory_seconds_count")
-    fallbacks = sum(s.value for s in samples
-                    if s.name == "nlp_hashtag_memory_fallbacks_total")
+    lookups = metric_total(port, "nlp_hashtag_memory_seconds_count")
+    fallbacks = metric_total(port, "nlp_hashtag_memory_fallbacks_total")
     share = fallbacks / lookups if lookups else 0.0
     print(f"  hashtag memory: {lookups:.0f} look-ups, {fallbacks:.0f} fell back to the "
           f"generator alone ({share:.1%})")

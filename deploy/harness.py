@@ -446,3 +446,15 @@ def post_bytes(post_id: str, text: str, created_at: int = 1_700_000_000) -> byte
     post = pb.Post(id=post_id, platform=pb.TWITTER, lang="en", text=text)
     post.created_at.FromSeconds(created_at)
     return post.SerializeToString()
+
+
+def metric_total(port: int, name: str) -> float:
+    """The sum of a sample's values (``name`` as exposed, e.g. ``..._total``) on the
+    ``/metrics`` page of a worker's web port on loopback."""
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
+        families = text_string_to_metric_families(resp.read().decode())
+        return sum(s.value for f in families for s in f.samples if s.name == name)

@@ -33,10 +33,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from deploy.demo import SAMPLES
-from deploy.harness import PipelineRun, post_bytes, wait_until
+from deploy.harness import PipelineRun, metric_total, post_bytes, wait_until
 from deploy.monitoring import Alertmanager, ElasticsearchExporter, LagExporter, Prometheus
 from deploy.stack import server
 from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo, free_ports
@@ -110,13 +109,6 @@ class Monitoring:
         with urllib.request.urlopen(url, timeout=5) as resp:
             return json.load(resp)["data"]["alerts"]
 
-    def worker_metric(self, name: str) -> float:
-        """The sum of a counter's samples on the worker's own ``/metrics`` page."""
-        url = f"http://127.0.0.1:{self.worker_port}/metrics"
-        with urllib.request.urlopen(url, timeout=5) as resp:
-            families = text_string_to_metric_families(resp.read().decode())
-            return sum(s.value for f in families for s in f.samples if s.name == name)
-
 
 @pytest.fixture(scope="module")
 def monitoring(tmp_path_factory: pytest.TempPathFactory, kafka: KafkaInfo,
@@ -159,8 +151,9 @@ def test_a_clean_stop_after_the_demo_burst_leaves_no_alert_and_a_killed_worker_p
         posts = demo_posts()
         run.produce(posts)
         assert run.wait_indexed([k.decode() for k, _ in posts], timeout=600), run.log()[-3000:]
-        lookups = monitoring.worker_metric("nlp_hashtag_memory_seconds_count")
-        fallbacks = monitoring.worker_metric("nlp_hashtag_memory_fallbacks_total")
+        lookups = metric_total(monitoring.worker_port, "nlp_hashtag_memory_seconds_count")
+        fallbacks = metric_total(monitoring.worker_port,
+                                 "nlp_hashtag_memory_fallbacks_total")
 
         assert run.stop_worker() == 0
         stopped = time.monotonic()
