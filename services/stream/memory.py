@@ -74,7 +74,7 @@ class Recall:
 class Lookup:
     """A look-up under way (``HashtagMemory.ask``)."""
 
-    future: asyncio.Future[list[Recall]]
+    future: asyncio.Future[tuple[list[Recall], float]]  # recalls, when finished
     posts: int
     started: float  # time.monotonic()
 
@@ -108,16 +108,23 @@ class HashtagMemory:
     def ask(self, probes: Sequence[Probe]) -> Lookup:
         """Start looking ``probes`` up in the memory's own threads."""
         self.counters["hashtag_memory.lookups"] += 1
-        future = asyncio.get_running_loop().run_in_executor(self._threads, self.lookup,
+        future = asyncio.get_running_loop().run_in_executor(self._threads, self._finished,
                                                             probes)
         return Lookup(future, len(probes), time.monotonic())
+
+    def _finished(self, probes: Sequence[Probe]) -> tuple[list[Recall], float]:
+        """``lookup``'s recalls and when it finished: the look-up's own latency is measured
+        to then, not to when the batch's models let ``answer`` read it."""
+        return self.lookup(probes), time.monotonic()
 
     async def answer(self, lookup: Lookup) -> list[Recall] | None:
         """One Recall per probe, waiting ``timeout`` seconds at most from now; None when
         the memory did not answer by then or failed (the caller falls back to the
         generator alone). Call it once the models have answered."""
+        finished = None
         try:
-            return await asyncio.wait_for(lookup.future, self.timeout)
+            recalls, finished = await asyncio.wait_for(lookup.future, self.timeout)
+            return recalls
         except TimeoutError:
             self.counters["hashtag_memory.timeouts"] += 1
             MEMORY_FALLBACKS.labels("timeout").inc()
@@ -130,7 +137,7 @@ class HashtagMemory:
             log.warning("hashtag memory failed (%s); generator alone for %d posts", exc,
                         lookup.posts)
         finally:
-            took = time.monotonic() - lookup.started
+            took = (finished or time.monotonic()) - lookup.started
             self.counters["hashtag_memory.ms"] += round(took * 1000)
             MEMORY_SECONDS.observe(took)
         return None

@@ -46,7 +46,7 @@ AGREEMENT = Counter("nlp_hashtag_agreement", "Posts with author hashtags (measur
                     "and how many of them the suggestions found (measure=hit1, hit5)",
                     ["lang", "measure"])
 MEMORY_SECONDS = Histogram("nlp_hashtag_memory_seconds", "Hashtag-memory look-up time per "
-                           "sub-batch, from the ask to the answer or the fallback",
+                           "sub-batch, from the ask to its answer (or to the fallback)",
                            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
                                     10.0))
 MEMORY_FALLBACKS = Counter("nlp_hashtag_memory_fallbacks", "Batches whose suggestions came "
