@@ -5,7 +5,7 @@ from __future__ import annotations
 from bench.hashtag_stream import memory_latency, message, steps, trending
 from services.hashtags import author_hashtags, without_edge_hashtags
 from services.pb import messages_pb2 as pb
-from training.hashtag.streams import with_hashtags
+from training.hashtag.streams import shown, with_hashtags
 
 
 def test_hashtags_are_re_attached_the_way_each_language_writes_them() -> None:
@@ -46,3 +46,14 @@ def test_memory_latency_reads_quantiles_off_the_workers_histogram() -> None:
     assert memory_latency(text) == {"lookups": 100, "p50_s_at_most": 0.01,
                                     "p99_s_at_most": 0.05}
     assert memory_latency("") == {"lookups": 0, "p50_s_at_most": None, "p99_s_at_most": None}
+
+
+def test_precision_shown_counts_every_hashtag_a_reader_sees_once_per_post() -> None:
+    posts = [{"hashtags": ["BostonStrong", "marathon"]}, {"hashtags": ["nba"]},
+             {"hashtags": ["rain"]}]
+    predictions = [["#bostonstrong", "#prayforboston", "#BostonStrong"],  # one twice
+                   ["#nba", "#tcot", "#news", "#quote", "#win"],  # noise around a hit
+                   []]  # silence
+    assert shown(predictions, posts, "en") == {"precision_shown": round(2 / 7, 4),
+                                               "shown_per_post": round(7 / 3, 2)}
+    assert shown([[], []], posts[:2], "en") == {"precision_shown": 0.0, "shown_per_post": 0.0}

@@ -125,8 +125,9 @@ def with_hashtags(text: str, tags: Sequence[str], lang: str) -> str:
 
 
 def score(predictions: list[list[str]], posts: list[dict], lang: str) -> dict:
-    """ROUGE on the first hashtag, F1@k on the ranked list, and how varied the first
-    hashtags are (``distinct_best``, ``top_share``)."""
+    """ROUGE on the first hashtag, F1@k on the ranked list, how varied the first hashtags
+    are (``distinct_best``, ``top_share``), and what a reader is shown around the first
+    (``shown``)."""
     from nlp_models.hashtag.text import split_hashtag
     from training.hashtag.metrics import score as hashtag_score
 
@@ -136,4 +137,22 @@ def score(predictions: list[list[str]], posts: list[dict], lang: str) -> dict:
     firsts = Counter(tags[0].lower() for tags in predictions if tags)
     top = firsts.most_common(1)[0][1] if firsts else 0
     return {**metrics, "distinct_best": len(firsts),
-            "top_share": round(top / max(len(predictions), 1), 4)}
+            "top_share": round(top / max(len(predictions), 1), 4),
+            **shown(predictions, posts, lang)}
+
+
+def shown(predictions: list[list[str]], posts: list[dict], lang: str) -> dict:
+    """Of every hashtag shown (each once per post, matched as F1@k matches), the share that
+    is one of its author's (``precision_shown``), and how many a post is shown on average
+    (``shown_per_post``): the noise a reader sees, which F1@5 hides by dividing by 5."""
+    from nlp_models.hashtag.text import split_hashtag
+    from training.hashtag.metrics import gold_keys, hashtag_key
+
+    count = hits = 0
+    for tags, post in zip(predictions, posts, strict=True):
+        keys = dict.fromkeys(hashtag_key(split_hashtag(t, lang), lang) for t in tags)
+        gold = gold_keys(post["hashtags"], lang)
+        count += len(keys)
+        hits += sum(k in gold for k in keys)
+    return {"precision_shown": round(hits / count, 4) if count else 0.0,
+            "shown_per_post": round(count / max(len(posts), 1), 2)}
