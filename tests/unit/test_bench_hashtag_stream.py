@@ -55,5 +55,7 @@ def test_precision_shown_counts_every_hashtag_a_reader_sees_once_per_post() -> N
                    ["#nba", "#tcot", "#news", "#quote", "#win"],  # noise around a hit
                    []]  # silence
     assert shown(predictions, posts, "en") == {"precision_shown": round(2 / 7, 4),
-                                               "shown_per_post": round(7 / 3, 2)}
-    assert shown([[], []], posts[:2], "en") == {"precision_shown": 0.0, "shown_per_post": 0.0}
+                                               "shown_per_post": round(7 / 3, 2),
+                                               "silent_share": round(1 / 3, 4)}
+    assert shown([[], []], posts[:2], "en") == {"precision_shown": 0.0, "shown_per_post": 0.0,
+                                                "silent_share": 1.0}

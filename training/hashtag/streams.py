@@ -143,8 +143,9 @@ def score(predictions: list[list[str]], posts: list[dict], lang: str) -> dict:
 
 def shown(predictions: list[list[str]], posts: list[dict], lang: str) -> dict:
     """Of every hashtag shown (each once per post, matched as F1@k matches), the share that
-    is one of its author's (``precision_shown``), and how many a post is shown on average
-    (``shown_per_post``): the noise a reader sees, which F1@5 hides by dividing by 5."""
+    is one of its author's (``precision_shown``), how many a post is shown on average
+    (``shown_per_post``) and the share of posts shown none (``silent_share``): the noise a
+    reader sees, which F1@5 hides by dividing by 5."""
     from nlp_models.hashtag.text import split_hashtag
     from training.hashtag.metrics import gold_keys, hashtag_key
 
@@ -155,4 +156,5 @@ def shown(predictions: list[list[str]], posts: list[dict], lang: str) -> dict:
         count += len(keys)
         hits += sum(k in gold for k in keys)
     return {"precision_shown": round(hits / count, 4) if count else 0.0,
-            "shown_per_post": round(count / max(len(posts), 1), 2)}
+            "shown_per_post": round(count / max(len(posts), 1), 2),
+            "silent_share": round(sum(not t for t in predictions) / max(len(posts), 1), 4)}
