@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bench.hashtag_stream import memory_latency, message, steps, trending
+from nlp_models.hashtag.text import split_hashtag
 from services.hashtags import author_hashtags, without_edge_hashtags
 from services.pb import messages_pb2 as pb
 from training.hashtag.streams import shown, with_hashtags
@@ -54,8 +55,9 @@ def test_precision_shown_counts_every_hashtag_a_reader_sees_once_per_post() -> N
     predictions = [["#bostonstrong", "#prayforboston", "#BostonStrong"],  # one twice
                    ["#nba", "#tcot", "#news", "#quote", "#win"],  # noise around a hit
                    []]  # silence
-    assert shown(predictions, posts, "en") == {"precision_shown": round(2 / 7, 4),
-                                               "shown_per_post": round(7 / 3, 2),
-                                               "silent_share": round(1 / 3, 4)}
+    ranked = [[split_hashtag(t, "en") for t in tags] for tags in predictions]
+    assert shown(ranked, posts, "en") == {"precision_shown": round(2 / 7, 4),
+                                          "shown_per_post": round(7 / 3, 2),
+                                          "silent_share": round(1 / 3, 4)}
     assert shown([[], []], posts[:2], "en") == {"precision_shown": 0.0, "shown_per_post": 0.0,
                                                 "silent_share": 1.0}

@@ -40,7 +40,7 @@ from nlp_models.hashtag.blocklist import Blocklist
 from nlp_models.hashtag.predictor import Generated, HashtagPredictor
 from nlp_models.hashtag.text import join_words, normalize_hashtag
 from training.hashtag.data import Pair, read_pairs
-from training.hashtag.metrics import gold_keys, hashtag_key, score
+from training.hashtag.metrics import gold_keys, hashtag_key, score, shown_hits
 from training.repository import shipped
 
 
@@ -109,16 +109,10 @@ def shown(outputs: list[Generated], pairs: list[Pair], lang: str,
     micro-averaged over shown and reference hashtags; `top_share` is the share of posts whose
     first shown hashtag is the most frequent first shown one (the best sequence can be
     hidden by the threshold while a lower-ranked favourite is shown)."""
-    total = right = posts = 0
-    first: Counter = Counter()
-    for o, p in zip(outputs, pairs, strict=True):
-        shown_words = [words for words, score in o.ranked
-                       if min_score is None or score >= min_score]
-        keys = {hashtag_key(words, lang) for words in shown_words}
-        total, posts = total + len(keys), posts + bool(keys)
-        right += len(keys & gold_keys(p.hashtags, lang))
-        if shown_words:
-            first[hashtag_key(shown_words[0], lang)] += 1
+    shown_words = [[words for words, score in o.ranked if min_score is None or score >= min_score]
+                   for o in outputs]
+    right, total, posts = shown_hits(shown_words, [p.hashtags for p in pairs], lang)
+    first = Counter(hashtag_key(words[0], lang) for words in shown_words if words)
     gold = sum(len(gold_keys(p.hashtags, lang)) for p in pairs)
     precision, recall = right / max(total, 1), right / max(gold, 1)
     top = first.most_common(1)[0][1] if first else 0

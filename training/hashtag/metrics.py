@@ -72,6 +72,19 @@ def gold_keys(tags: list[str], lang: str) -> set[str]:
     return {key for tag in tags if (key := hashtag_key(split_hashtag(tag, lang), lang))}
 
 
+def shown_hits(shown: Sequence[Sequence[Hashtag]], references: Sequence[list[str]],
+               lang: str) -> tuple[int, int, int]:
+    """(shown hashtags that are the author's, hashtags shown, posts shown any), each hashtag
+    counted once per post and matched as F1@k matches: what a reader sees, which F1@k hides
+    by dividing by k."""
+    right = total = posts = 0
+    for predicted, gold in zip(shown, references, strict=True):
+        keys = {hashtag_key(words, lang) for words in predicted}
+        right += len(keys & gold_keys(gold, lang))
+        total, posts = total + len(keys), posts + bool(keys)
+    return right, total, posts
+
+
 def f1_at_k(
     ranked: Sequence[Sequence[Hashtag]], references: Sequence[list[str]], lang: str, k: int
 ) -> float:

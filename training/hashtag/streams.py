@@ -138,23 +138,17 @@ def score(predictions: list[list[str]], posts: list[dict], lang: str) -> dict:
     top = firsts.most_common(1)[0][1] if firsts else 0
     return {**metrics, "distinct_best": len(firsts),
             "top_share": round(top / max(len(predictions), 1), 4),
-            **shown(predictions, posts, lang)}
+            **shown(ranked, posts, lang)}
 
 
-def shown(predictions: list[list[str]], posts: list[dict], lang: str) -> dict:
-    """Of every hashtag shown (each once per post, matched as F1@k matches), the share that
-    is one of its author's (``precision_shown``), how many a post is shown on average
-    (``shown_per_post``) and the share of posts shown none (``silent_share``): the noise a
-    reader sees, which F1@5 hides by dividing by 5."""
-    from nlp_models.hashtag.text import split_hashtag
-    from training.hashtag.metrics import gold_keys, hashtag_key
+def shown(ranked: list[list[list[str]]], posts: list[dict], lang: str) -> dict:
+    """Of every hashtag shown (split into words), the share that is one of its author's
+    (``precision_shown``), how many a post is shown on average (``shown_per_post``) and the
+    share of posts shown none (``silent_share``); counted by ``metrics.shown_hits``."""
+    from training.hashtag.metrics import shown_hits
 
-    count = hits = 0
-    for tags, post in zip(predictions, posts, strict=True):
-        keys = dict.fromkeys(hashtag_key(split_hashtag(t, lang), lang) for t in tags)
-        gold = gold_keys(post["hashtags"], lang)
-        count += len(keys)
-        hits += sum(k in gold for k in keys)
-    return {"precision_shown": round(hits / count, 4) if count else 0.0,
-            "shown_per_post": round(count / max(len(posts), 1), 2),
-            "silent_share": round(sum(not t for t in predictions) / max(len(posts), 1), 4)}
+    right, total, posts_shown = shown_hits(ranked, [p["hashtags"] for p in posts], lang)
+    n = max(len(posts), 1)
+    return {"precision_shown": round(right / total, 4) if total else 0.0,
+            "shown_per_post": round(total / n, 2),
+            "silent_share": round((len(posts) - posts_shown) / n, 4)}
