@@ -11,6 +11,8 @@ Paths, each on its own topics, consumer group and index (``deploy.harness.Pipeli
                 models, straight into Elasticsearch
 (e) naive       (c) with one post per Triton request, one request at a time, and no
                 producer linger
+(f) pipeline_pos_only   with ``--with-hashtags`` only: (c) with hashtags off, so
+                ``ratios.hashtags_vs_pos_only`` is what hashtags cost, measured in the same run
 
 (c)-(e) are timed from the first message produced until Elasticsearch has indexed the
 last one (``seconds``, ``tweets_per_s``), and until it is searchable (``searchable_seconds``:
@@ -233,6 +235,11 @@ def run(n_tweets: int, with_hashtags: bool, workers: int = 1) -> dict:
                                       runner=runner, workers=workers if path == "pipeline" else 1)
         cpu = result[path]["cpu_ms_per_tweet"]
         cpu["outside_models"] = round(cpu["total"] - model_ms, 3)
+    if with_hashtags:  # what hashtags cost: the same worker and tweets, POS only
+        for model in models:
+            pos._reload_model(settings, model)
+        result["pipeline_pos_only"] = bench_pipeline(texts, settings, naive=False, hashtags=False,
+                                                     runner="worker", workers=workers)
     rate = {p: result[p]["tweets_per_s"] for p in ("in_process", "triton", "pipeline", "peer",
                                                    "naive")}
     result["ratios"] = {
@@ -241,5 +248,8 @@ def run(n_tweets: int, with_hashtags: bool, workers: int = 1) -> dict:
         "pipeline_vs_peer": round(rate["pipeline"] / rate["peer"], 3),
         "pipeline_vs_naive": round(rate["pipeline"] / rate["naive"], 2),
     }
+    if with_hashtags:
+        result["ratios"]["hashtags_vs_pos_only"] = round(
+            rate["pipeline"] / result["pipeline_pos_only"]["tweets_per_s"], 3)
     result["memory"] = pos._stack_memory(settings, result["pipeline"]["rss_mib"])
     return result

@@ -69,10 +69,14 @@ class RetryPolicy:
         return cls(**read(cls, e))
 
 
+#: the learned hashtag merge's weights and floors, fitted on the dev streams
+SHIPPED_MERGE = Path(__file__).parent / "stream" / "hashtag_merge.json"
+
+
 @dataclass(frozen=True)
 class MemoryConfig:
-    """The hashtag memory (services/stream/memory.py) and the scorer's weights
-    (services/stream/hashtag_scorer.py)."""
+    """The hashtag memory (services/stream/memory.py) and the learned merge that decides
+    what is shown (services/stream/hashtag_merge.py)."""
 
     enabled: bool = setting(True, env="NLP_HASHTAG_MEMORY", doc="`0` turns the hashtag "
                             "memory off: the generator's hashtags alone")
@@ -81,18 +85,14 @@ class MemoryConfig:
     neighbours: int = setting(5, env="NLP_HASHTAG_MEMORY_NEIGHBOURS",
                               doc="similar earlier posts asked per post")
     timeout: float = setting(2.0, env="NLP_HASHTAG_MEMORY_TIMEOUT", doc="seconds a "
-                             "sub-batch waits for the memory once the models have answered, "
+                             "sub-batch waits for the memory once the POS tagger has answered, "
                              "before the generator answers alone")
     trending_ttl: float = setting(5.0, env="NLP_HASHTAG_MEMORY_TRENDING_TTL",
                                   doc="seconds a language's trending list is reused")
-    # The scorer's weights, chosen on the dev streams en_airline_2015 and zh_dev_stream
-    # (`python -m training tune hashtag-memory`): the one setting within 5 % of each
-    # language's best ROUGE-1 (docs/models/hashtag.md#hashtags-that-follow-the-stream).
-    # NLP_HASHTAG_WEIGHTS sets any of them: generated=0.25,similar=4,trending=0.5,threshold=0.1
-    generated: float = 0.25
-    similar: float = 4.0
-    trending: float = 0.5
-    threshold: float = 0.1
+    merge_model: Path = setting(SHIPPED_MERGE, env="NLP_HASHTAG_MERGE", parse=repo_path,
+                                shown="`services/stream/hashtag_merge.json`",
+                                doc="the learned merge's trees and floors (`python -m "
+                                "training tune hashtag-merge` writes them)")
     # Hashtags the memory must not pass on (authors write slurs too): the served hashtag
     # generator's list unless NLP_HASHTAG_BLOCKLIST names another file; None: no file.
     blocklist: Path | None = setting(None, env="NLP_HASHTAG_BLOCKLIST", parse=repo_path,
@@ -101,15 +101,9 @@ class MemoryConfig:
 
     @classmethod
     def from_env(cls, e: Mapping[str, str]) -> MemoryConfig:
-        weights = dict(part.split("=", 1) for part in
-                       e.get("NLP_HASHTAG_WEIGHTS", "").replace(" ", "").split(",") if part)
-        unknown = set(weights) - {"generated", "similar", "trending", "threshold"}
-        if unknown:
-            raise ValueError(f"NLP_HASHTAG_WEIGHTS: unknown weight(s) {sorted(unknown)}; "
-                             "known: generated, similar, trending, threshold")
         values = read(cls, e)
         values.setdefault("blocklist", served_blocklist(e))
-        return cls(**values, **{k: float(v) for k, v in weights.items()})
+        return cls(**values)
 
 
 def served_blocklist(e: Mapping[str, str]) -> Path | None:

@@ -21,8 +21,8 @@
         [--prior-weight W] [--predictions FILE]
     python -m training tune hashtag --checkpoint CKPT --dev FILE [--dev FILE] --out TUNED.pt
         [--max-len N]
-    python -m training tune hashtag-memory --data DEV_STREAM.jsonl --lang en|zh [--limit N]
-        [--out GRID.json]
+    python -m training tune hashtag-merge --data DEV_STREAM.jsonl --lang en|zh [--limit N]
+        [--out services/stream/hashtag_merge.json] [--report REPORT.json] [--cache R.pkl]
     python -m training baseline hashtag --data FILE.jsonl --lang en|zh [--train-file FILE]
         [--dev-ood-file FILE] [--max-per-target N]
     python -m training evaluate pos --data FILE.conll --tagset ptb|ark [--model PATH] [--raw]

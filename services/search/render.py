@@ -22,12 +22,19 @@ def render_hit(hit: dict[str, Any], tagset: str = "ptb") -> str:
         head += f"  [truncated, {src.get('original_length')} chars]"
     lines = [head, "  " + tagged_text(src, tagset)]
     user = src.get("user_hashtags") or []
-    suggested = [f"#{h['text']}" + (f" ({h['source']})" if h.get("source") else "")
-                 for h in src.get("hashtags") or []]
+    suggested = [f"#{h['text']} ({_why(h)})" for h in src.get("hashtags") or []]
     if user or suggested:
         lines.append(f"  hashtags: user {' '.join('#' + h for h in user) or '-'}; "
                      f"suggested {' '.join(suggested) or '-'}")
     return "\n".join(lines)
+
+
+def _why(hashtag: dict[str, Any]) -> str:
+    """Where a suggestion came from and its score: with the hashtag memory, the learned
+    merge's probability that the author would write it (docs/models/hashtag.md)."""
+    score = hashtag.get("score")
+    return ", ".join(filter(None, [hashtag.get("source"),
+                                   f"{score:.2f}" if score is not None else None])) or "-"
 
 
 def render_buckets(title: str, agg: dict[str, Any]) -> str:

@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from elasticsearch import Elasticsearch
 
@@ -45,6 +46,8 @@ from services.stream.delivery import COUNTS
 from services.stream.metrics import MEMORY_FALLBACKS, MEMORY_SECONDS
 
 log = logging.getLogger(__name__)
+
+_WORD = re.compile(r"[^\W_]+")
 
 #: The text sub-field queried per language (services/es/posts_template.json).
 TEXT_FIELD = {"en": "text.en", "zh": "text.cjk"}
@@ -60,14 +63,33 @@ class Probe:
     created_at: datetime
 
 
+class Neighbour(NamedTuple):
+    """A similar earlier post."""
+
+    score: float  # BM25
+    tags: list[str]  # its author's hashtags, as written
+    age_hours: float  # how long before the asking post it was written
+    overlap: float  # share of the asking post's words it contains (``overlap``)
+
+
+class Trend(NamedTuple):
+    """A hashtag authors used in the window before the batch."""
+
+    tag: str  # lowercased (the index's normalizer)
+    posts: int  # posts using it in the window
+    recent: int  # of them in the window's last quarter (a flat trend: a quarter)
+
+
 @dataclass(frozen=True)
 class Recall:
     """What the memory holds for one post."""
 
-    #: (BM25 score, author hashtags) of the most similar earlier posts, best first
-    neighbours: list[tuple[float, list[str]]] = field(default_factory=list)
-    #: (hashtag, posts using it) in the window before the batch, most used first
-    trending: list[tuple[str, int]] = field(default_factory=list)
+    #: the most similar earlier posts with author hashtags, best first
+    neighbours: list[Neighbour] = field(default_factory=list)
+    #: the window's most used author hashtags, most used first
+    trending: list[Trend] = field(default_factory=list)
+    #: posts with author hashtags in the language's window: how much the memory holds
+    window_posts: int = 0
 
 
 @dataclass(frozen=True)
@@ -83,7 +105,8 @@ class Lookup:
 class _Trending:
     until: datetime  # event time the window ends at
     fetched: float  # time.monotonic() when asked
-    tags: list[tuple[str, int]]
+    tags: list[Trend]
+    posts: int  # posts with author hashtags in the window
 
 
 class HashtagMemory:
@@ -163,9 +186,12 @@ class HashtagMemory:
         responses = self._msearch(body) if body else []
         hits = dict(zip((p.id for p in asked), responses[:len(asked)], strict=False))
         for (lang, until), response in zip(stale, responses[len(asked):], strict=True):
-            self._trending[lang] = _Trending(until, time.monotonic(), _buckets(response))
-        return [Recall(_neighbours(hits[p.id]) if p.id in hits else [],
-                       self._trending[p.lang].tags if p.lang in self._trending else [])
+            self._trending[lang] = _Trending(until, time.monotonic(), _buckets(response),
+                                             _total(response))
+        empty = _Trending(datetime.min, 0.0, [], 0)
+        return [Recall(_neighbours(hits[p.id], p) if p.id in hits else [],
+                       self._trending.get(p.lang, empty).tags,
+                       self._trending.get(p.lang, empty).posts)
                 for p in probes]
 
     def _msearch(self, body: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -199,7 +225,7 @@ class HashtagMemory:
 
     def neighbour_query(self, probe: Probe) -> dict[str, Any]:
         """The most similar earlier posts with author hashtags, never the post itself."""
-        return {"size": self.neighbours, "_source": ["user_hashtags"],
+        return {"size": self.neighbours, "_source": ["user_hashtags", "created_at", "text"],
                 "track_total_hits": False,  # lets Lucene skip posts that cannot rank
                 "query": {"bool": {
                     "must": [{"match": {TEXT_FIELD[probe.lang]: probe.text}}],
@@ -207,10 +233,13 @@ class HashtagMemory:
                     "must_not": [{"ids": {"values": [probe.id]}}]}}}
 
     def trending_query(self, lang: str, until: datetime) -> dict[str, Any]:
-        """The window's most used author hashtags (counted in posts)."""
+        """The window's most used author hashtags (counted in posts), and how many of
+        those posts fall in the window's last quarter (is it rising?)."""
+        recent = {"range": {"created_at": {"gte": (until - self.window / 4).isoformat()}}}
         return {"size": 0, "query": {"bool": {"filter": self._window(lang, until)}},
                 "aggs": {"trending": {"terms": {"field": "user_hashtags",
-                                                "size": self.trending_size}}}}
+                                                "size": self.trending_size},
+                                      "aggs": {"recent": {"filter": recent}}}}}
 
 
 def no_shard_ready(error: dict[str, Any]) -> bool:
@@ -222,15 +251,49 @@ def no_shard_ready(error: dict[str, Any]) -> bool:
             and not error.get("failed_shards") and not error.get("root_cause"))
 
 
-def _neighbours(response: dict[str, Any]) -> list[tuple[float, list[str]]]:
+def _neighbours(response: dict[str, Any], probe: Probe) -> list[Neighbour]:
     if "error" in response:
         return []
-    return [(float(h["_score"]), list(h["_source"].get("user_hashtags") or []))
+    asked = words(probe.text, probe.lang)
+    return [Neighbour(float(h["_score"]), list(h["_source"].get("user_hashtags") or []),
+                      _age_hours(h["_source"].get("created_at"), probe.created_at),
+                      overlap(asked, h["_source"].get("text") or "", probe.lang))
             for h in response["hits"]["hits"]]
 
 
-def _buckets(response: dict[str, Any]) -> list[tuple[str, int]]:
+def words(text: str, lang: str) -> set[str]:
+    """What two posts are compared on: Chinese character bigrams; else lowercased words of
+    three letters or more (hashtags' words included)."""
+    if lang == "zh":
+        chars = [c for c in text if c.isalnum()]
+        return {a + b for a, b in zip(chars, chars[1:], strict=False)}
+    return {w for w in _WORD.findall(text.lower()) if len(w) >= 3}
+
+
+def overlap(asked: set[str], text: str, lang: str) -> float:
+    """The share of the asking post's words (``words``) that ``text`` contains: unlike
+    BM25, it does not change with the index's size and term statistics."""
+    return len(asked & words(text, lang)) / len(asked) if asked else 0.0
+
+
+def _age_hours(created_at: str | None, asked_at: datetime) -> float:
+    if not created_at:
+        return 0.0
+    written = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
+    if written.tzinfo is None:
+        written = written.replace(tzinfo=asked_at.tzinfo)
+    return max(0.0, (asked_at - written).total_seconds() / 3600)
+
+
+def _total(response: dict[str, Any]) -> int:
+    """The posts a trending query counted (Elasticsearch counts exactly to 10,000)."""
+    total = response.get("hits", {}).get("total", 0)  # no index yet: none
+    return int(total.get("value", 0) if isinstance(total, dict) else total)
+
+
+def _buckets(response: dict[str, Any]) -> list[Trend]:
     if "error" in response:
         return []
     buckets = response.get("aggregations", {}).get("trending", {}).get("buckets", [])
-    return [(b["key"], int(b["doc_count"])) for b in buckets]  # no index yet: no buckets
+    return [Trend(b["key"], int(b["doc_count"]), int(b.get("recent", {}).get("doc_count", 0)))
+            for b in buckets]  # no index yet: no buckets

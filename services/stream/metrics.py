@@ -49,6 +49,8 @@ MEMORY_SECONDS = Histogram("nlp_hashtag_memory_seconds", "Hashtag-memory look-up
                            "sub-batch, from the ask to its answer (or to the fallback)",
                            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
                                     10.0))
+GENERATOR_SKIPPED = Counter("nlp_hashtag_generator_skipped", "Posts whose hashtags the "
+                            "memory answered alone (the generator was not asked)")
 MEMORY_FALLBACKS = Counter("nlp_hashtag_memory_fallbacks", "Batches whose suggestions came "
                            "from the generator alone because the memory did not answer",
                            ["reason"])

@@ -73,11 +73,14 @@ def test_a_post_recalls_similar_earlier_posts_of_the_window_never_itself_or_late
 ) -> None:
     mem = memory(elasticsearch, memory_index)
     [recall] = asyncio.run(mem.recall([Probe("p", "Tehran election protests", "en", T0)]))
-    recalled = {tag for _, tags in recall.neighbours for tag in tags}
+    recalled = {tag for n in recall.neighbours for tag in n.tags}
     assert recalled == {"iranelection", "tehran", "windowstart"}
-    scores = [score for score, _ in recall.neighbours]
+    scores = [n.score for n in recall.neighbours]
     assert scores == sorted(scores, reverse=True) and scores[0] > 0
-    assert dict(recall.trending) == {"iranelection": 2, "tehran": 1, "windowstart": 1}
+    assert {t.tag: t.posts for t in recall.trending} == {"iranelection": 2, "tehran": 1,
+                                                          "windowstart": 1}
+    assert recall.window_posts == 3  # posts with author hashtags in the window (their size)
+    assert all(0 <= n.age_hours <= WINDOW.total_seconds() / 3600 for n in recall.neighbours)
 
 
 def test_chinese_posts_recall_through_the_cjk_field_and_only_chinese_posts(
@@ -86,8 +89,8 @@ def test_chinese_posts_recall_through_the_cjk_field_and_only_chinese_posts(
     mem = memory(elasticsearch, memory_index)
     [zh, other] = asyncio.run(mem.recall([Probe("q", "北京下大雨", "zh", T0),
                                           Probe("r", "Tehran", "ja", T0)]))
-    assert [tags for _, tags in zh.neighbours] == [["北京暴雨"]]
-    assert zh.trending == [("北京暴雨", 1)]
+    assert [n.tags for n in zh.neighbours] == [["北京暴雨"]]
+    assert [(t.tag, t.posts) for t in zh.trending] == [("北京暴雨", 1)]
     assert other.neighbours == [] and other.trending == []
 
 
@@ -98,7 +101,8 @@ def test_the_trending_window_ends_before_the_batchs_earliest_post_and_is_cached(
     early = T0 - timedelta(minutes=45)  # before b; the window moves back with it
     [first, second] = asyncio.run(mem.recall([Probe("x", "election", "en", T0),
                                               Probe("y", "election", "en", early)]))
-    assert dict(first.trending) == {"iranelection": 1, "windowstart": 1, "tooold": 1}
+    assert {t.tag: t.posts for t in first.trending} == {"iranelection": 1, "windowstart": 1,
+                                                         "tooold": 1}
     assert first.trending == second.trending
     # within the TTL and a twentieth of the window, the next batch reuses the list
     [again] = asyncio.run(mem.recall([Probe("z2", "election", "en",

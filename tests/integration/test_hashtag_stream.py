@@ -10,6 +10,7 @@ the memory suggest what one does.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -20,6 +21,7 @@ import pytest
 from bench.faults import ElasticsearchFaultProxy
 from deploy.harness import PipelineRun
 from deploy.testing import ElasticsearchInfo, KafkaInfo, TritonInfo, free_ports
+from services.config import SHIPPED_MERGE
 from services.pb import messages_pb2 as pb
 from services.settings import REPO_ROOT, Settings
 
@@ -74,12 +76,23 @@ def suggested(run: PipelineRun) -> dict[str, list[tuple[str, str]]]:
             for i, d in docs.items()}
 
 
+def judging_at_once(folder: Path) -> Path:
+    """The shipped merge model with no window too young to judge by."""
+    model = json.loads(SHIPPED_MERGE.read_text(encoding="utf-8"))
+    path = folder / "hashtag_merge.json"
+    path.write_text(json.dumps({**model, "min_posts": {}}), encoding="utf-8")
+    return path
+
+
 @pytest.fixture(scope="module")
 def remembered(env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
                ) -> Iterator[PipelineRun]:
     """A run whose index holds the MEMORY posts, one worker running. They arrive in two
-    waves, so the second recalls the first (posts of one batch cannot see each other)."""
-    run = new_run(env, "memory", tmp_path_factory.mktemp("memory"))
+    waves, so the second recalls the first (posts of one batch cannot see each other).
+    Its merge judges from the first post (14 posts are a memory too young for the
+    shipped model's ``min_posts``, tests/unit/test_hashtag_merge.py)."""
+    log_dir = tmp_path_factory.mktemp("memory")
+    run = new_run(env, "memory", log_dir, NLP_HASHTAG_MERGE=str(judging_at_once(log_dir)))
     run.start_worker()
     items = [post(f"m{i}", text, minutes) for i, (text, minutes) in enumerate(MEMORY)]
     first = {0, 1, 2, 3, 8, 9, 10}
@@ -127,7 +140,7 @@ def test_a_memory_that_does_not_answer_in_time_leaves_the_generator_alone_and_lo
     env: dict[str, str], tmp_path: Path,
 ) -> None:
     """Elasticsearch holds the memory's ``_msearch`` 3 s (indexing goes through at once);
-    the memory may take 0.2 s more than the models."""
+    the memory may take 0.2 s more than the POS tagger."""
     (port,) = free_ports(1)
     proxy = ElasticsearchFaultProxy(port, "127.0.0.1", int(env["NLP_ES_PORT"]),
                                     slow_paths="_msearch", delay=3.0)

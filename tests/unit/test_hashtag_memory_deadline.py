@@ -1,5 +1,5 @@
-"""The memory under a burst. Its deadline counts from the models' answer, not from the ask:
-the models' queue is long, and a look-up that takes as long as they do is still in time.
+"""The memory under a burst. Its deadline counts from the POS tagger's answer, not from the
+ask: Triton's queue is long, and a look-up that takes as long as the tagger is still in time.
 (Elasticsearch itself is in tests/integration/test_hashtag_memory.py; here the look-up is
 a timed stand-in, since the deadline is what is tested.)"""
 
@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 from elasticsearch import Elasticsearch
 
-from services.stream.memory import HashtagMemory, Probe, Recall, no_shard_ready
+from services.stream.memory import HashtagMemory, Probe, Recall, Trend, no_shard_ready
 
 PROBES = [Probe("p", "Tehran election", "en", datetime(2009, 6, 13, tzinfo=UTC))]
 
@@ -28,11 +28,11 @@ class SlowMemory(HashtagMemory):
 
     def lookup(self, probes: Sequence[Probe]) -> list[Recall]:
         time.sleep(self.seconds)
-        return [Recall(trending=[("iranelection", 3)]) for _ in probes]
+        return [Recall(trending=[Trend("iranelection", 3, 1)]) for _ in probes]
 
 
 def batch(memory: HashtagMemory, models_seconds: float) -> list[Recall] | None:
-    """What ``Models.run`` does: ask, let the models answer, then wait for the memory."""
+    """What ``Models._recall`` does: ask, let the tagger answer, then wait for the memory."""
 
     async def run() -> list[Recall] | None:
         lookup = memory.ask(PROBES)
@@ -46,7 +46,7 @@ def test_a_look_up_as_slow_as_the_models_is_in_time() -> None:
     memory = SlowMemory(seconds=0.6, timeout=0.3)  # 0.6 s > the 0.3 s deadline from the ask
     began = time.monotonic()
     recalls = batch(memory, models_seconds=0.5)
-    assert recalls == [Recall(trending=[("iranelection", 3)])]
+    assert recalls == [Recall(trending=[Trend("iranelection", 3, 1)])]
     assert time.monotonic() - began < 0.8  # the batch waited for the models, barely more
     assert memory.counters["hashtag_memory.timeouts"] == 0
 

@@ -71,3 +71,11 @@ def test_rendering_shows_word_slash_tag() -> None:
     assert tagged_text(src, "ark") == "Obama/^ won/V"
     out = render_hit({"_id": "p1", "_source": src})
     assert "p1" in out and "Obama/NNP" in out and "#win" in out
+
+
+def test_rendering_shows_each_suggestions_source_and_probability() -> None:
+    src = {"id": "p2", "text": "Obama won", "user_hashtags": [],
+           "hashtags": [{"text": "obama", "score": 0.4213, "source": "similar posts"},
+                        {"text": "win", "score": 0.0625, "source": "trending"}]}
+    out = render_hit({"_id": "p2", "_source": src})
+    assert "suggested #obama (similar posts, 0.42) #win (trending, 0.06)" in out

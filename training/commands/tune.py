@@ -1,6 +1,7 @@
 """``tune``: choose serving settings on dev data after training: the hashtag generator's
-prior weight and threshold (a checkpoint carrying them), the hashtag memory scorer's
-weights on a dev stream, or the headline compressor's run gap. Prints its result as JSON."""
+prior weight and threshold (a checkpoint carrying them), the learned hashtag merge's
+weights and floors on a dev stream, or the headline compressor's run gap. Prints its result
+as JSON."""
 
 from __future__ import annotations
 
@@ -15,19 +16,25 @@ COMMANDS = ("tune",)
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p_tune = sub.add_parser("tune", help="hashtag: choose the served prior weight and "
                             "threshold on dev sets, writes a checkpoint carrying them; "
-                            "hashtag-memory: choose the scorer's weights on a dev stream")
-    p_tune.add_argument("task", choices=["hashtag", "hashtag-memory", "compressor"])
+                            "hashtag-merge: fit the learned merge's weights and floors on a "
+                            "dev stream; compressor: choose the run gap on dev pairs")
+    p_tune.add_argument("task", choices=["hashtag", "hashtag-merge", "compressor"])
     p_tune.add_argument("--checkpoint", help="hashtag, compressor: e.g. runs/<run>/best.pt "
                         "(compressor: rewritten with the chosen run gap)")
     p_tune.add_argument("--dev", action="append", metavar="FILE",
                         help="hashtag: dev JSONL (repeat: in-distribution and held-out-source "
                         "dev)")
-    p_tune.add_argument("--data", help="hashtag-memory: a dev stream of `data hashtag-stream`; "
+    p_tune.add_argument("--data", help="hashtag-merge: a dev stream of `data hashtag-stream`; "
                         "compressor: the directory `data compression` wrote (its dev.jsonl)")
-    p_tune.add_argument("--lang", choices=["en", "zh"], help="hashtag-memory: its language")
-    p_tune.add_argument("--limit", type=int, help="hashtag-memory: first N posts")
-    p_tune.add_argument("--out", help="hashtag: e.g. runs/<run>/tuned.pt; hashtag-memory: "
-                        "the full grid as JSON")
+    p_tune.add_argument("--lang", choices=["en", "zh"], help="hashtag-merge: its language")
+    p_tune.add_argument("--limit", type=int, help="hashtag-merge: first N posts")
+    p_tune.add_argument("--out", help="hashtag: e.g. runs/<run>/tuned.pt; hashtag-merge: the "
+                        "model file whose language entry is written (e.g. "
+                        "services/stream/hashtag_merge.json; default: none written)")
+    p_tune.add_argument("--report", help="hashtag-merge: the full result, every floor tried, "
+                        "as JSON")
+    p_tune.add_argument("--cache", help="hashtag-merge: keep the replay (memory look-ups and "
+                        "generated hashtags) in this file and reuse it on the next fit")
     p_tune.add_argument("--beam", type=int, default=4, help="the serving beam (default 4)")
     p_tune.add_argument("--n-best", type=int, default=3,
                         help="sequences whose hashtags are served (the served n_best, 3)")
@@ -51,12 +58,13 @@ def run(args: argparse.Namespace) -> int:
         if not (args.checkpoint and args.data):
             return usage_error("tune", "tune compressor needs --checkpoint and --data")
         print(json.dumps(tune_gap(Path(args.checkpoint), Path(args.data) / "dev.jsonl")))
-    elif args.task == "hashtag-memory":
-        from training.hashtag.memory_tune import main as tune_memory
+    elif args.task == "hashtag-merge":
+        from training.hashtag.merge_tune import main as tune_merge
 
         if not (args.data and args.lang):
-            return usage_error("tune", "tune hashtag-memory needs --data and --lang")
-        print(json.dumps(tune_memory(args.data, args.lang, args.limit, args.out),
+            return usage_error("tune", "tune hashtag-merge needs --data and --lang")
+        print(json.dumps(tune_merge(args.data, args.lang, args.limit, args.out, args.report,
+                                    args.cache),
                          ensure_ascii=False))
     else:
         from training.hashtag.tune import tune
