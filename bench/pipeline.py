@@ -14,6 +14,10 @@ Paths, each on its own topics, consumer group and index (``deploy.harness.Pipeli
 (f) pipeline_pos_only   with ``--with-hashtags`` only: (c) with hashtags off, so
                 ``ratios.hashtags_vs_pos_only`` is what hashtags cost, measured in the same run
 
+The tweets are the sample's, a second apart in created_at, so the hashtag memory of (c)
+holds the posts before each one, as in a live stream; (c) with hashtags and one worker
+reports ``generator_skipped_share``, the posts the memory answered alone.
+
 (c)-(e) are timed from the first message produced until Elasticsearch has indexed the
 last one (``seconds``, ``tweets_per_s``), and until it is searchable (``searchable_seconds``:
 plus up to the index's 1 s refresh, a latency a continuous stream pays once). For each,
@@ -31,9 +35,11 @@ import time
 
 import psutil
 
-from deploy.harness import PipelineRun, Worker, post_bytes, wait_until
+from deploy.harness import PipelineRun, Worker, metric_total, post_bytes, wait_until
 from nlp_models import registry
 from services.settings import REPO_ROOT, Settings
+
+T0 = 1_700_000_000  # the first post's created_at (epoch seconds)
 
 
 def start_peer(run: PipelineRun, ready_timeout: float = 120) -> Worker:
@@ -156,6 +162,11 @@ def bench_pipeline(texts: list[str], settings: Settings, naive: bool, hashtags: 
         env.update(NLP_TAG_BATCH="1", NLP_TRITON_CONCURRENCY="1", NLP_TAG_IN_FLIGHT="1",
                    NLP_PRODUCER_LINGER_MS="0")  # nothing batched, nothing waits
     label = "naive" if naive else runner
+    one_worker = hashtags and runner == "worker" and workers == 1
+    if one_worker:  # its /metrics say how often the memory answered alone
+        from deploy.testing import free_ports
+
+        env["NLP_STREAM_WEB_PORT"] = str(free_ports(1)[0])
     run = PipelineRun.create(settings, f"bench-{label}", **env)
     try:
         procs = ([run.start_worker() for _ in range(workers)] if runner == "worker"
@@ -164,7 +175,9 @@ def bench_pipeline(texts: list[str], settings: Settings, naive: bool, hashtags: 
         if not run.wait_indexed(["warmup"], timeout=180):
             raise TimeoutError("the warm-up post was not indexed within 180 s")
         ids = [f"{run.name}-{i}" for i in range(len(texts))]
-        items = [(i.encode(), post_bytes(i, t)) for i, t in zip(ids, texts, strict=True)]
+        # a second apart, in order: each post's hashtag memory holds the posts before it
+        items = [(i.encode(), post_bytes(i, t, T0 + n))
+                 for n, (i, t) in enumerate(zip(ids, texts, strict=True))]
         meter = CpuMeter({runner: [p.proc.pid for p in procs], **server_pids(settings)})
         print(f"[{time.strftime('%H:%M:%S')}.{int(time.time() * 1000) % 1000:03d}] {label}: "
               f"producing {len(items)} posts", file=sys.stderr)  # to line up with its log
@@ -181,6 +194,7 @@ def bench_pipeline(texts: list[str], settings: Settings, naive: bool, hashtags: 
             raise RuntimeError("the run's index holds other documents than its posts")
         cpu = meter.ms_per_item(len(texts))
         rss = sum(psutil.Process(p.proc.pid).memory_info().rss for p in procs)
+        skipped = generator_skipped(run) if one_worker else None
         log_path = str(procs[0].log_path)
     finally:
         run.cleanup()
@@ -188,7 +202,16 @@ def bench_pipeline(texts: list[str], settings: Settings, naive: bool, hashtags: 
             "produce_seconds": round(produced, 3), "searchable_seconds": round(searchable, 3),
             "searchable_tweets_per_s": round(len(texts) / searchable, 1),
             "tweets_per_s": round(len(texts) / seconds, 1), "cpu_ms_per_tweet": cpu,
-            "rss_mib": round(rss / 2**20), "log": log_path}
+            "rss_mib": round(rss / 2**20), "log": log_path,
+            **({"generator_skipped_share": round(skipped / len(texts), 4)}
+               if skipped is not None else {})}
+
+
+def generator_skipped(run: PipelineRun) -> float | None:
+    """Posts whose hashtags the memory answered alone, the generator not asked
+    (``nlp_hashtag_generator_skipped_total`` on the run's one worker's ``/metrics``)."""
+    port = run.config.web_port
+    return metric_total(port, "nlp_hashtag_generator_skipped_total") if port else None
 
 
 def run(n_tweets: int, with_hashtags: bool, workers: int = 1) -> dict:
