@@ -22,10 +22,13 @@ two floors (``choose_floors``) and are scored (``served``: as the worker shows t
 the generator asked only where the memory is unsure; ``merge``: the generator asked
 for every post), beside the scorer served before (the weighted sum of issue 46, kept
 here as the baseline) and the generator alone, with ``bench hashtag-stream``'s
-metrics. The language's trees and floors are written into ``--out`` (other languages
-kept). Difference from the pipeline: the trending list is asked per step instead of
-cached for a few seconds. Progress on stderr; the last stdout line is JSON. Never run
-on a test stream.
+metrics. The later posts are also replayed alone into an empty index, as a new stream:
+``min_posts`` is the smallest window size from which the trees' first hashtag is at least
+as good as the generator's (``choose_min_posts``); below it the worker shows the
+generator alone (``served_new_stream``). The language's trees, floors and ``min_posts``
+are written into ``--out`` (other languages kept). Difference from the pipeline: the
+trending list is asked per step instead of cached for a few seconds. Progress on stderr;
+the last stdout line is JSON. Never run on a test stream.
 """
 
 from __future__ import annotations
