@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import TypeVar
@@ -176,9 +176,10 @@ class Models:
         """The recall without blocklisted hashtags (authors write slurs too)."""
         if recall is None or self.blocked is None:
             return recall
-        return Recall([n._replace(tags=[t for t in n.tags if not self.blocked(t)])
-                       for n in recall.neighbours],
-                      [t for t in recall.trending if not self.blocked(t.tag)])
+        return replace(recall,
+                       neighbours=[n._replace(tags=[t for t in n.tags if not self.blocked(t)])
+                                   for n in recall.neighbours],
+                       trending=[t for t in recall.trending if not self.blocked(t.tag)])
 
     async def close(self) -> None:
         await self.tagger.close()

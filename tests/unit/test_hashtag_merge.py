@@ -270,3 +270,21 @@ def test_the_memory_never_passes_on_a_blocklisted_hashtag() -> None:
     _, _, [shown] = asyncio.run(tagged_hashtags(models, [post(TEXT)]))
     assert "womensuck" not in {s.tag.lower() for s in shown}
     assert "lakers" in {s.tag.lower() for s in shown}
+
+
+def test_the_blocklist_keeps_what_the_memory_holds_so_the_trees_still_judge() -> None:
+    """A post the memory is unsure of: the generator is asked and the trees judge its
+    candidates with the memory's, as without a blocklist; not the generator's own list,
+    which is for a memory too young to judge by."""
+    from nlp_models.hashtag.blocklist import Blocklist
+    from services.stream.tag_posts import Models
+
+    def shown(blocklist: Blocklist | None) -> list:
+        models = Models(None, Generator(), Memory([UNSURE]),  # type: ignore[arg-type]
+                        blocklist=blocklist)
+        _, _, [row] = asyncio.run(tagged_hashtags(models, [post("new boots")]))
+        return [(s.tag, s.score, s.source) for s in row]
+
+    judged = merge(SHIPPED, (("nba", -0.2),), UNSURE, "new boots", "en")
+    assert shown(Blocklist(["women suck"])) == shown(None) == [
+        (s.tag, s.score, s.source) for s in judged]
