@@ -269,7 +269,12 @@ def merge(model: MergeModel, generated: Sequence[tuple[str, float]], recall: Rec
 def shown(model: MergeModel, cands: Sequence[Candidate], lang: str) -> list[Suggestion]:
     """Best first, at most ``top``: the most probable candidate if it reaches the first
     floor, then those reaching the (higher) floor for more."""
-    scored = ranked(model, cands, lang)
+    return show(model, ranked(model, cands, lang), lang)
+
+
+def show(model: MergeModel, scored: Sequence[tuple[float, Candidate]], lang: str
+         ) -> list[Suggestion]:
+    """``shown`` of candidates already ``ranked``."""
     n = kept([p for p, _ in scored], model.floor(lang), model.top)
     return [Suggestion(c.tag, round(p, 4), model.source(c, lang)) for p, c in scored[:n]]
 

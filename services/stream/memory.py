@@ -189,10 +189,9 @@ class HashtagMemory:
             self._trending[lang] = _Trending(until, time.monotonic(), _buckets(response),
                                              _total(response))
         empty = _Trending(datetime.min, 0.0, [], 0)
-        return [Recall(_neighbours(hits[p.id], p) if p.id in hits else [],
-                       self._trending.get(p.lang, empty).tags,
-                       self._trending.get(p.lang, empty).posts)
-                for p in probes]
+        return [Recall(_neighbours(hits[p.id], p) if p.id in hits else [], window.tags,
+                       window.posts)
+                for p in probes for window in [self._trending.get(p.lang, empty)]]
 
     def _msearch(self, body: list[dict[str, Any]]) -> list[dict[str, Any]]:
         result = self.es.msearch(body=body, request_timeout=self.request_timeout)

@@ -36,7 +36,8 @@ from services.stream.hashtag_merge import (
     MergeModel,
     candidates,
     merge,
-    shown,
+    ranked,
+    show,
 )
 from services.stream.memory import HashtagMemory, Probe, Recall
 from services.stream.metrics import GENERATOR_SKIPPED, record_agreement
@@ -130,10 +131,10 @@ class Models:
         recalls = await self._recall(probes(posts, asked), tagging) or [None] * len(posts)
         recalls = [self._unblocked(r) if self.merger.judges(r, lang) else None
                    for r, lang in zip(recalls, merged, strict=True)]
-        alone = [candidates((), r, t, lang) if r is not None else []
+        alone = [ranked(self.merger, candidates((), r, t, lang), lang) if r is not None else []
                  for r, t, lang in zip(recalls, asked, merged, strict=True)]
-        need = [i for i, (r, cands, lang) in enumerate(zip(recalls, alone, merged, strict=True))
-                if r is None or not self._confident(cands, lang)]
+        need = [i for i, (r, scored, lang) in enumerate(zip(recalls, alone, merged, strict=True))
+                if r is None or not self._confident(scored, lang)]
         batch = await _named(name, generate([asked[i] for i in need], [langs[i] for i in need]))
         GENERATOR_SKIPPED.inc(len(posts) - len(need))
         results = [HashtagResult((), lang, "ok", False) for lang in langs]
@@ -149,7 +150,7 @@ class Models:
                                                merged[i], self.tally)))
                 self.tally.add(merged[i], [t for t, _ in result.hashtags])
             else:
-                suggestions.append(tuple(shown(self.merger, alone[i], merged[i])))
+                suggestions.append(tuple(show(self.merger, alone[i], merged[i])))
         # a sub-batch the memory answered alone: the version that answered last
         self.generator_version = batch.model_version or self.generator_version
         return results, pb.ModelRef(name=name, version=self.generator_version), suggestions
@@ -167,10 +168,9 @@ class Models:
             lookup.future.cancel()
             raise
 
-    def _confident(self, cands: Sequence[Candidate], lang: str) -> bool:
-        """Whether the memory alone would show a hashtag for the post."""
-        return bool(cands) and float(self.merger.probabilities(cands, lang).max()) >= (
-            self.merger.floor(lang).first)
+    def _confident(self, scored: Sequence[tuple[float, Candidate]], lang: str) -> bool:
+        """Whether the memory alone (its candidates ``ranked``) would show a hashtag."""
+        return bool(scored) and scored[0][0] >= self.merger.floor(lang).first
 
     def _unblocked(self, recall: Recall | None) -> Recall | None:
         """The recall without blocklisted hashtags (authors write slurs too)."""
