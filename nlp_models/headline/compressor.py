@@ -1,21 +1,30 @@
 """A learned deletion compressor: which words of a sentence a headline keeps.
 
 A newsroom's headline is mostly its lead sentence with words deleted (Filippova & Altun,
-2013; Dorr et al., 2003). This model reads a sentence and gives each token a keep
-probability; a compression is the sentence's own tokens in their own order, so it states
-nothing the article does not, and a phrase it is told to keep is in it by construction.
+2013; Dorr et al., 2003). This model reads a sentence and labels each word keep or drop; a
+compression is the sentence's own tokens in their own order, so it states nothing the
+article does not, and a phrase it is told to keep is in it by construction.
+
+The words' labels are one linear-chain CRF (Lafferty et al., 2001): besides each word's keep
+score, the network scores each *switch* between keeping and dropping at each place in the
+sentence. Editors delete whole phrases (a title, an attribution, a clause), so a cut inside
+"Salt Lake City" or between "sentenced" and "to" costs much and a cut before "who" or after
+"said" little: a compression forced to a length deletes phrases, not scattered words.
+Punctuation is decided per mark (its own keep score) once the words are chosen.
 
 Shapes (B sentences, T tokens):
 
     words, suffixes, shapes, phrase   (B, T) int64    `encode` of each sentence
     embeddings, concatenated           (B, T, E)       E = word + suffix + shape + phrase dims
-    bi-LSTM, 2 layers                  (B, T, 2H)
-    keep logits                        (B, T)          sigmoid: P(keep token t)
+    bi-LSTM, 2 layers                  (B, T, 2H)      h
+    keep logits                        (B, T)          a word's unary score; a mark's logit
+    switch scores                      (B, T, 2, 2)    from [h of the previous word; h]:
+                                                       [previous label, this label] (words)
 
-`compressions` turns the probabilities into text at several lengths: for n words, the n
-word tokens of highest keep logit (a phrase's tokens always among them), punctuation kept
-where the model keeps it and its neighbours are kept; plus the model's own length (every
-word above 0.5).
+`compressions` turns the scores into text at several lengths: for n words, the labelling of
+highest score with exactly n words kept (a phrase's tokens always among them), by dynamic
+programming; punctuation kept where the model keeps it and its neighbours are kept; plus the
+model's own length (the best labelling of any length).
 """
 
 from __future__ import annotations
@@ -110,6 +119,9 @@ class Compressor(nn.Module):
         self.lstm = nn.LSTM(width, cfg.hidden, cfg.layers, batch_first=True,
                             bidirectional=True, dropout=cfg.dropout if cfg.layers > 1 else 0.0)
         self.out = nn.Linear(2 * cfg.hidden, 1)
+        self.switch = nn.Linear(4 * cfg.hidden, 4)
+        nn.init.zeros_(self.switch.weight)  # starts as independent words: no switch costs
+        nn.init.zeros_(self.switch.bias)
 
     def encode(self, toks: list[str], phrase: list[bool] | None = None) -> list[list[int]]:
         """One sentence's input rows: word, suffix, shape and phrase ids per token."""
@@ -128,8 +140,9 @@ class Compressor(nn.Module):
             out[:, b, : len(r[0])] = torch.tensor(r)
         return out
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """x (4, B, T) -> keep logits (B, T)."""
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """x (4, B, T) -> (keep logits (B, T), switch scores (B, T, 2, 2)); a word's switch
+        scores are its label's given the previous word's (before the first word: "drop")."""
         words, suffixes, shapes, phrase = x
         e = torch.cat([self.word_emb(words), self.suffix_emb(suffixes),
                        self.shape_emb(shapes), self.phrase_emb(phrase)], dim=-1)
@@ -138,22 +151,39 @@ class Compressor(nn.Module):
                                                    enforce_sorted=False)
         h, _ = self.lstm(packed)
         h, _ = nn.utils.rnn.pad_packed_sequence(h, batch_first=True, total_length=words.size(1))
-        return self.out(self.drop(h)).squeeze(-1)
+        h = self.drop(h)
+        # the previous word's position for every token (-1: none), marks skipped
+        at = torch.arange(words.size(1)).expand_as(words)
+        last = torch.where(is_word_shape(shapes), at, -1).cummax(dim=1).values
+        prev = torch.cat([torch.full_like(last[:, :1], -1), last[:, :-1]], dim=1)
+        h_prev = h.gather(1, prev.clamp(min=0).unsqueeze(-1).expand_as(h))
+        h_prev = h_prev * (prev >= 0).unsqueeze(-1)
+        switch = self.switch(torch.cat([h_prev, h], dim=-1)).view(*words.shape, 2, 2)
+        return self.out(h).squeeze(-1), switch
 
     @torch.no_grad()
-    def keep_logits(self, sentences: list[list[str]],
-                    phrases: list[list[bool]] | None = None) -> list[list[float]]:
-        """Each tokenised sentence's keep logits (eval mode), BATCH sentences a pass."""
+    def scores(self, sentences: list[list[str]],
+               phrases: list[list[bool]] | None = None) -> list[Scored]:
+        """Each tokenised sentence's scores (eval mode), BATCH sentences a pass."""
         self.eval()
         phrases = phrases or [None] * len(sentences)
-        out: list[list[float]] = []
+        out: list[Scored] = []
         for i in range(0, len(sentences), BATCH):
             chunk = sentences[i: i + BATCH]
             x = self.batch([self.encode(s, p) for s, p in
                             zip(chunk, phrases[i: i + BATCH], strict=True)])
-            logits = self(x).float()
-            out += [logits[b, : len(s)].tolist() for b, s in enumerate(chunk)]
+            logits, switch = (t.float() for t in self(x))
+            marginal = keep_marginals(logits, switch, is_word_shape(x[2]))
+            out += [Scored(logits[b, : len(s)].tolist(),
+                           switch[b, : len(s)].flatten(1).tolist(),
+                           marginal[b, : len(s)].tolist()) for b, s in enumerate(chunk)]
         return out
+
+    def keep_logits(self, sentences: list[list[str]],
+                    phrases: list[list[bool]] | None = None) -> list[list[float]]:
+        """Each tokenised sentence's log-odds of keeping each token: a word's from its
+        marginal under the chain, a mark's its own logit."""
+        return [s.marginal for s in self.scores(sentences, phrases)]
 
     def compressions(self, sentence: str, lengths: list[int], phrase: str = "",
                      runs: bool = False) -> dict[str, str]:
@@ -163,13 +193,13 @@ class Compressor(nn.Module):
         read better where the dev's ROUGE-chosen gap scatters words."""
         toks = tokens(sentence)
         marks = phrase_mask(toks, phrase)
-        logits = self.keep_logits([toks], [marks])[0]
+        scored = self.scores([toks], [marks])[0]
         out = {}
         for n in lengths:
-            out[str(n)] = detokenize(select(toks, logits, marks, n, self.gap))
+            out[str(n)] = detokenize(scored.select(toks, marks, n, self.gap))
             if runs:
-                out[f"{n}/runs"] = detokenize(select(toks, logits, marks, n, RUN_GAP))
-        out["model"] = detokenize(select(toks, logits, marks, None, self.gap))
+                out[f"{n}/runs"] = detokenize(scored.select(toks, marks, n, RUN_GAP))
+        out["model"] = detokenize(scored.select(toks, marks, None, self.gap))
         return out
 
     def to_state(self) -> dict:
@@ -185,6 +215,76 @@ class Compressor(nn.Module):
         return model.eval()
 
 
+@dataclass(frozen=True)
+class Scored:
+    """One sentence as the compressor scores it, per token."""
+
+    logits: list[float]  # a word's keep score in the chain; a mark's own keep logit
+    switches: list[list[float]]  # a word's [drop→drop, drop→keep, keep→drop, keep→keep]
+    marginal: list[float]  # log-odds of keeping the token (a word's under the chain)
+
+    def select(self, toks: list[str], forced: list[bool], n: int | None,
+               gap: float = 0.0) -> list[str]:
+        return select(toks, self.logits, forced, n, gap, self.switches)
+
+    def kept_positions(self, toks: list[str], forced: list[bool], n: int | None,
+                       gap: float = 0.0) -> list[int]:
+        return kept_positions(toks, self.logits, forced, n, gap, self.switches)
+
+
+def is_word_shape(shapes: torch.Tensor) -> torch.Tensor:
+    return (shapes != PAD) & (shapes != SHAPES.index("mark"))
+
+
+def word_chain(logits: torch.Tensor, switch: torch.Tensor, words: torch.Tensor
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The words of each sentence packed to the left: (unary (B, W, 2): 0 for drop, the keep
+    logit for keep; switch (B, W, 2, 2); mask (B, W); token positions (B, W))."""
+    order = torch.sort((~words).int(), dim=1, stable=True).indices
+    width = max(int(words.sum(1).max()), 1)
+    at = order[:, :width]
+    mask = words.gather(1, at)
+    keep = logits.gather(1, at)
+    unary = torch.stack([torch.zeros_like(keep), keep], dim=-1)
+    switch = switch.gather(1, at[..., None, None].expand(-1, -1, 2, 2))
+    return unary, switch, mask, at
+
+
+def log_partition(unary: torch.Tensor, switch: torch.Tensor, mask: torch.Tensor
+                  ) -> torch.Tensor:
+    """(B,) log of the summed exp-scores of every labelling (forward algorithm)."""
+    alpha = switch[:, 0, 0] + unary[:, 0]  # (B, 2): before the first word, "drop"
+    for w in range(1, unary.size(1)):
+        step = torch.logsumexp(alpha.unsqueeze(-1) + switch[:, w], dim=1) + unary[:, w]
+        alpha = torch.where(mask[:, w, None], step, alpha)
+    return torch.logsumexp(alpha, dim=-1)
+
+
+def labelling_score(unary: torch.Tensor, switch: torch.Tensor, mask: torch.Tensor,
+                    gold: torch.Tensor) -> torch.Tensor:
+    """(B,) the score of the labelling `gold` (B, W) int64 (0 drop, 1 keep)."""
+    prev = torch.cat([torch.zeros_like(gold[:, :1]), gold[:, :-1]], dim=1)
+    unary_gold = unary.gather(2, gold.unsqueeze(-1)).squeeze(-1)
+    switch_gold = switch.gather(2, prev[..., None, None].expand(-1, -1, 1, 2)).squeeze(2)
+    switch_gold = switch_gold.gather(2, gold.unsqueeze(-1)).squeeze(-1)
+    return ((unary_gold + switch_gold) * mask).sum(1)
+
+
+def keep_marginals(logits: torch.Tensor, switch: torch.Tensor, words: torch.Tensor
+                   ) -> torch.Tensor:
+    """(B, T) log-odds of keeping each token: a word's marginal under the chain (the
+    gradient of the log partition by its keep score), a mark's own logit."""
+    with torch.enable_grad():
+        unary, sw, mask, at = word_chain(logits.detach(), switch.detach(), words)
+        unary.requires_grad_(True)
+        (grad,) = torch.autograd.grad(log_partition(unary, sw, mask).sum(), unary)
+    p = grad[..., 1].clamp(1e-6, 1 - 1e-6)
+    odds = torch.log(p) - torch.log1p(-p)
+    out = logits.clone()
+    out.scatter_(1, at, torch.where(mask, odds, out.gather(1, at)))
+    return out
+
+
 def phrase_mask(toks: list[str], phrase: str) -> list[bool]:
     """Which tokens are the phrase's first occurrence in `toks` (all False if absent)."""
     want = tokens(phrase)
@@ -197,46 +297,57 @@ def phrase_mask(toks: list[str], phrase: str) -> list[bool]:
 
 
 def select(toks: list[str], logits: list[float], forced: list[bool], n: int | None,
-           gap: float = 0.0) -> list[str]:
-    """The kept tokens: `n` words (`n` None: as many as pay), the forced ones among them,
-    that maximise their summed keep logits minus `gap` for every run of kept words after the
+           gap: float = 0.0, switches: list[list[float]] | None = None) -> list[str]:
+    """The kept tokens (`kept_positions`)."""
+    return [toks[i] for i in kept_positions(toks, logits, forced, n, gap, switches)]
+
+
+def kept_positions(toks: list[str], logits: list[float], forced: list[bool], n: int | None,
+                   gap: float = 0.0, switches: list[list[float]] | None = None) -> list[int]:
+    """The kept tokens' positions: `n` words (`n` None: as many as pay), the forced ones
+    among them, that maximise their summed keep logits plus the `switches` of their
+    labelling (each word's [drop→drop, drop→keep, keep→drop, keep→keep] from the previous
+    word's label; None: no switch costs) minus `gap` for every run of kept words after the
     first (a headline reads best as few runs of the sentence: "Smith resigned", not "Smith
-    mayor Friday"); then each mark the model keeps that follows a kept token and precedes a
-    kept word ("Harvey, Illinois, man"; not "Smith, resigned" for "Smith, the mayor,
-    resigned"), and always a period inside the sentence between kept tokens: an
-    abbreviation's ("Sen. Snowe")."""
+    mayor Friday"); then each mark the model keeps that follows a kept token and precedes a kept
+    word ("Harvey, Illinois, man"; not "Smith, resigned" for "Smith, the mayor, resigned"),
+    and always a period inside the sentence between kept tokens: an abbreviation's
+    ("Sen. Snowe")."""
     words = [i for i, t in enumerate(toks) if is_word(t)]
     scores = [FORCED if forced[i] else logits[i] for i in words]
+    chain = [switches[i] for i in words] if switches is not None else [[0.0] * 4] * len(words)
     if n is not None:
         n = min(len(words), max(n, sum(forced[i] for i in words)))
-    keep = {words[j] for j in _best_runs(scores, n, gap)}
+    keep = {words[j] for j in _best_runs(scores, chain, n, gap)}
     marks = {i for i, t in enumerate(toks) if not is_word(t) and (logits[i] > 0 or t == ".")
              and i - 1 in keep and _next_word(toks, i) in keep}
-    return [toks[i] for i in sorted(keep | marks)]
+    return sorted(keep | marks)
 
 
 FORCED = 1e4  # a forced word's score: above any sum of logits
-NONE, IN_RUN, AFTER_RUN = 0, 1, 2  # what the words so far kept: none; the last; not the last
+DROP, KEEP = 0, 1
 
 
-def _best_runs(scores: list[float], n: int | None, gap: float) -> list[int]:
-    """The word indices of highest sum of `scores` minus `gap` per run after the first,
-    exactly `n` of them (None: any number), by dynamic programming over (words read, words
-    kept, state), with back-pointers."""
+def _best_runs(scores: list[float], switches: list[list[float]], n: int | None,
+               gap: float) -> list[int]:
+    """The word indices of the labelling of highest score (kept words' `scores`, every
+    word's switch score, minus `gap` per run after the first), exactly `n` kept (None: any
+    number), by dynamic programming over (words read, words kept, last label), with
+    back-pointers."""
     most = len(scores) if n is None else n
-    best: dict[tuple[int, int], float] = {(0, NONE): 0.0}
+    best: dict[tuple[int, int], float] = {(0, DROP): 0.0}  # before the first word: "drop"
     back: list[dict[tuple[int, int], tuple[int, int]]] = []
-    for score in scores:
+    for score, switch in zip(scores, switches, strict=True):
         step: dict[tuple[int, int], float] = {}
         came: dict[tuple[int, int], tuple[int, int]] = {}
-        for (c, state), total in best.items():
-            options = [((c, NONE if state == NONE else AFTER_RUN), total)]
+        for (c, label), total in best.items():
+            options = [((c, DROP), total + switch[2 * label + DROP])]
             if c < most:
-                cost = gap if state == AFTER_RUN else 0.0
-                options.append(((c + 1, IN_RUN), total + score - cost))
+                cost = gap if label == DROP and c > 0 else 0.0
+                options.append(((c + 1, KEEP), total + score + switch[2 * label + KEEP] - cost))
             for key, value in options:
                 if key not in step or value > step[key]:
-                    step[key], came[key] = value, (c, state)
+                    step[key], came[key] = value, (c, label)
         best = step
         back.append(came)
     finals = [k for k in best if n is None or k[0] == n]
@@ -244,7 +355,7 @@ def _best_runs(scores: list[float], n: int | None, gap: float) -> list[int]:
         return []
     key, kept = max(finals, key=best.__getitem__), []
     for j in range(len(scores) - 1, -1, -1):
-        if key[1] == IN_RUN:
+        if key[1] == KEEP:
             kept.append(j)
         key = back[j][key]
     return kept[::-1]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 import random
 
 import torch
@@ -10,9 +12,13 @@ from nlp_models.headline.compressor import (
     Compressor,
     CompressorConfig,
     detokenize,
+    keep_marginals,
+    labelling_score,
+    log_partition,
     phrase_mask,
     select,
     tokens,
+    word_chain,
 )
 from training.headline.compression import CompressionTask, align, harvest, vocabularies
 
@@ -83,6 +89,53 @@ def test_a_run_gap_makes_the_compression_fewer_runs_of_the_sentence():
     assert select(toks, logits, [False] * 9, None, gap=3.0) == ["Smith"]
 
 
+def _switches(toks: list[str], cheap_cuts: set[int]) -> list[list[float]]:
+    """Per token [drop→drop, drop→keep, keep→drop, keep→keep]: switching labels at word i
+    (from the previous word's, or from "drop" before the first) costs 5, except at
+    `cheap_cuts` and at the first word."""
+    return [[0.0, 0.0, 0.0, 0.0] if i in cheap_cuts or i == 0 else [0.0, -5.0, -5.0, 0.0]
+            for i in range(len(toks))]
+
+
+def test_switch_costs_delete_whole_phrases_where_the_words_alone_scatter():
+    toks = tokens("Salt Lake City man sentenced to prison for fraud")
+    logits = [2.0, -1.0, 1.0, 1.5, 2.5, -0.5, 1.8, -2.0, 1.2]
+    # words alone: the four likeliest, wherever they are
+    assert select(toks, logits, [False] * 9, 4) == ["Salt", "man", "sentenced", "prison"]
+    # cuts cost little only between phrases: before "man" and before "for"
+    switches = _switches(toks, {3, 7})
+    assert select(toks, logits, [False] * 9, 4, switches=switches) == \
+        ["man", "sentenced", "to", "prison"]
+    assert select(toks, logits, [False] * 9, 3, switches=switches) == ["Salt", "Lake", "City"]
+
+
+def _chain(words: int) -> tuple[torch.Tensor, torch.Tensor]:
+    torch.manual_seed(1)
+    return torch.randn(1, words), torch.randn(1, words, 2, 2)
+
+
+def test_the_chains_partition_and_marginals_are_those_of_every_labelling_enumerated():
+    logits, switch = _chain(4)
+    words = torch.ones(1, 4, dtype=torch.bool)
+    unary, sw, mask, _ = word_chain(logits, switch, words)
+    labellings = [torch.tensor([list(y)]) for y in itertools.product((0, 1), repeat=4)]
+    scores = torch.stack([labelling_score(unary, sw, mask, y)[0] for y in labellings])
+    assert torch.allclose(log_partition(unary, sw, mask)[0], torch.logsumexp(scores, 0))
+    probability = torch.softmax(scores, 0)
+    kept_first = sum(p for p, y in zip(probability, labellings, strict=True) if y[0, 0] == 1)
+    odds = keep_marginals(logits, switch, words)[0, 0]
+    assert math.isclose(torch.sigmoid(odds).item(), kept_first.item(), rel_tol=1e-4)
+
+
+def test_marks_stay_outside_the_chain_and_keep_their_own_logit():
+    logits, switch = _chain(3)
+    words = torch.tensor([[True, False, True]])
+    odds = keep_marginals(logits, switch, words)
+    assert odds[0, 1] == logits[0, 1]
+    unary, _, mask, at = word_chain(logits, switch, words)
+    assert at[0].tolist()[:2] == [0, 2] and mask[0].tolist()[:2] == [True, True]
+
+
 def test_phrase_mask_marks_the_phrases_first_occurrence_only():
     assert phrase_mask(tokens("Apple sues Apple Corps"), "Apple Corps") == \
         [False, False, True, True]
@@ -115,6 +168,7 @@ def test_the_compressor_learns_a_deletion_rule_and_ships_as_fp16_with_the_same_c
             task.loss(batch, rng)["loss"].backward()
             opt.step()
     assert task.evaluate()[1] > 0.98
+    assert model.switch.weight.abs().sum() > 0  # the chain's switch scores were trained
     shipped = Compressor.from_state(model.to_state())
     sentence = "the Acme said on Boston quietly"
     assert shipped.compressions(sentence, [1])["model"] == "Acme Boston"

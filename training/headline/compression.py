@@ -36,10 +36,14 @@ from nltk.stem.porter import PorterStemmer
 from nlp_models.headline.compressor import (
     Compressor,
     CompressorConfig,
+    Scored,
     detokenize,
     is_word,
-    select,
+    is_word_shape,
+    labelling_score,
+    log_partition,
     tokens,
+    word_chain,
     word_count,
 )
 from nlp_models.headline.lead import whole_sentences, without_dateline
@@ -202,10 +206,17 @@ def phrase_for(keep: list[int], toks: list[str], rng: random.Random) -> list[boo
     return marks
 
 
-def keep_f1(gold: list[int], logits: list[float]) -> tuple[int, int, int]:
-    """(true positives, predicted, gold) of the model's own keep mask."""
-    pred = [x > 0 for x in logits]
+def keep_f1(gold: list[int], pred: list[bool]) -> tuple[int, int, int]:
+    """(true positives, predicted, gold) of a keep mask."""
     return (sum(p and g for p, g in zip(pred, gold, strict=True)), sum(pred), sum(gold))
+
+
+def own_mask(toks: list[str], scored: Scored) -> list[bool]:
+    """The model's own keep mask: the best labelling of the words, and each mark whose own
+    logit keeps it (as trained, whatever its neighbours)."""
+    kept = set(scored.kept_positions(toks, [False] * len(toks), None))
+    return [i in kept if is_word(t) else x > 0
+            for i, (t, x) in enumerate(zip(toks, scored.logits, strict=True))]
 
 
 class CompressionTask:
@@ -221,23 +232,32 @@ class CompressionTask:
         return groups
 
     def loss(self, batch: list[dict], rng: random.Random) -> dict[str, torch.Tensor]:
+        """The words' labelling: the chain's negative log-likelihood per word; the marks':
+        binary cross-entropy per mark."""
         rows = [self.model.encode(p["tokens"], phrase_for(p["keep"], p["tokens"], rng))
                 for p in batch]
-        logits = self.model(Compressor.batch(rows))
+        x = Compressor.batch(rows)
+        logits, switch = self.model(x)
         gold = torch.zeros_like(logits)
-        mask = torch.zeros_like(logits)
         for b, p in enumerate(batch):
             gold[b, : len(p["keep"])] = torch.tensor(p["keep"], dtype=torch.float)
-            mask[b, : len(p["keep"])] = 1
-        loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, gold,
-                                                                    reduction="none")
-        return {"loss": (loss * mask).sum() / mask.sum()}
+        words = is_word_shape(x[2])
+        unary, sw, mask, at = word_chain(logits, switch, words)
+        labels = gold.gather(1, at).long() * mask
+        chain = (log_partition(unary, sw, mask) - labelling_score(unary, sw, mask, labels))
+        marks = ((x[2] != 0) & ~words).float()
+        bce = torch.nn.functional.binary_cross_entropy_with_logits(logits, gold,
+                                                                   reduction="none")
+        chain_loss = chain.sum() / mask.sum().clamp(min=1)
+        mark_loss = (bce * marks).sum() / marks.sum().clamp(min=1)
+        return {"loss": chain_loss + mark_loss, "chain": chain_loss.detach(),
+                "marks": mark_loss.detach()}
 
     def evaluate(self) -> tuple[dict, float]:
         tp = pred = gold = 0
-        for p, logits in zip(self.dev, self.model.keep_logits([p["tokens"] for p in self.dev]),
-                             strict=True):
-            a, b, c = keep_f1(p["keep"], logits)
+        toks = [p["tokens"] for p in self.dev]
+        for p, t, scored in zip(self.dev, toks, self.model.scores(toks), strict=True):
+            a, b, c = keep_f1(p["keep"], own_mask(t, scored))
             tp, pred, gold = tp + a, pred + b, gold + c
         precision, recall = tp / max(pred, 1), tp / max(gold, 1)
         f1 = 2 * precision * recall / max(precision + recall, 1e-9)
@@ -297,13 +317,13 @@ def tune_gap(checkpoint: Path, dev_file: Path) -> dict:
     state = torch.load(checkpoint, weights_only=False)
     model = Compressor.from_state(state)
     dev = read_jsonl(dev_file)
-    logits = model.keep_logits([p["tokens"] for p in dev])
+    scored = model.scores([p["tokens"] for p in dev])
     headlines = [p["headline"] for p in dev]
     scores = {}
     for gap in GAPS:
-        texts = [detokenize(select(p["tokens"], x, [False] * len(x),
-                                   word_count(p["headline"]), gap))
-                 for p, x in zip(dev, logits, strict=True)]
+        texts = [detokenize(s.select(p["tokens"], [False] * len(p["tokens"]),
+                                     word_count(p["headline"]), gap))
+                 for p, s in zip(dev, scored, strict=True)]
         rl = [s["rougeL"].fmeasure for s in rouge_per_article(texts, headlines, "en")]
         scores[gap] = round(100 * sum(rl) / len(rl), 2)
     state["gap"] = max(GAPS, key=scores.__getitem__)

@@ -34,7 +34,6 @@ from nlp_models.headline.compressor import (
     Compressor,
     detokenize,
     is_word,
-    select,
     tokens,
     word_count,
 )
@@ -48,11 +47,11 @@ from training.headline.newsrooms import EN_NEWSROOMS
 def _compress(model: Compressor, sentences: list[str], house: int) -> dict[str, list[str]]:
     toks = [tokens(s) for s in sentences]
     out: dict[str, list[str]] = {"model": [], "model@house": [], "model@house/runs": []}
-    for t, logits in zip(toks, model.keep_logits(toks), strict=True):
+    for t, scored in zip(toks, model.scores(toks), strict=True):
         forced = [False] * len(t)
-        out["model"].append(detokenize(select(t, logits, forced, None, model.gap)))
-        out["model@house"].append(detokenize(select(t, logits, forced, house, model.gap)))
-        out["model@house/runs"].append(detokenize(select(t, logits, forced, house, RUN_GAP)))
+        out["model"].append(detokenize(scored.select(t, forced, None, model.gap)))
+        out["model@house"].append(detokenize(scored.select(t, forced, house, model.gap)))
+        out["model@house/runs"].append(detokenize(scored.select(t, forced, house, RUN_GAP)))
     return out
 
 
