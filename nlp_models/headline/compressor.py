@@ -173,13 +173,10 @@ class Compressor(nn.Module):
             x = self.batch([self.encode(s, p) for s, p in
                             zip(chunk, phrases[i: i + BATCH], strict=True)])
             logits, switch = (t.float() for t in self(x))
-            words = is_word_shape(x[2])
-            marginal = keep_marginals(logits, switch, words)
-            log_z = log_partition(*word_chain(logits, switch, words)[:3])
+            marginal = keep_marginals(logits, switch, is_word_shape(x[2]))
             out += [Scored(logits[b, : len(s)].tolist(),
                            switch[b, : len(s)].flatten(1).tolist(),
-                           marginal[b, : len(s)].tolist(), float(log_z[b]))
-                    for b, s in enumerate(chunk)]
+                           marginal[b, : len(s)].tolist()) for b, s in enumerate(chunk)]
         return out
 
     def keep_logits(self, sentences: list[list[str]],
@@ -225,19 +222,6 @@ class Scored:
     logits: list[float]  # a word's keep score in the chain; a mark's own keep logit
     switches: list[list[float]]  # a word's [drop→drop, drop→keep, keep→drop, keep→keep]
     marginal: list[float]  # log-odds of keeping the token (a word's under the chain)
-    log_z: float  # the chain's log partition: every labelling of the words
-
-    def chain_logprob(self, toks: list[str], kept_words: list[int]) -> float:
-        """The chain's log-probability of keeping exactly the words `kept_words` (indices
-        among the sentence's words) and dropping the rest, per word: a deletion that cuts
-        inside phrases is unlikely however likely its words are one by one."""
-        positions = [i for i, t in enumerate(toks) if is_word(t)]
-        kept, label, total = set(kept_words), DROP, 0.0
-        for j, i in enumerate(positions):
-            now = KEEP if j in kept else DROP
-            total += self.switches[i][2 * label + now] + (self.logits[i] if now else 0.0)
-            label = now
-        return (total - self.log_z) / max(len(positions), 1)
 
     def select(self, toks: list[str], forced: list[bool], n: int | None,
                gap: float = 0.0) -> list[str]:

@@ -17,7 +17,6 @@ judge and the distance to the house's length.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nlp_models.headline.compressor import is_word, tokens
@@ -27,7 +26,7 @@ from nlp_models.headline.lead import MAX_WORDS, MIN_WORDS, repeats_a_word
 SOURCES = ("beam", "compressed", "trimmed")
 #: The features, in the order of the weights.
 FEATURES = ("judge", "from_beam", "from_trimmed", "is_deletion", "decision_logprob",
-            "chain_logprob", "min_kept_logit", "runs", "pair_support", "novel_words", "length_gap",
+            "min_kept_logit", "runs", "pair_support", "novel_words", "length_gap",
             "abs_length_gap", "opens_with_function_word", "ends_with_function_word")
 #: Words a headline does not end on ("... libel award against") and rarely opens with.
 FUNCTION_WORDS = frozenset(
@@ -79,13 +78,10 @@ def aligned(sentence: list[str], candidate: list[str]) -> list[int] | None:
 
 def features(text: str, source: str, judge: float, sentence: list[str],
              keep_logits: list[float], article_pairs: set[tuple[str, str]],
-             article_words: set[str], target: int,
-             chain: Callable[[list[int]], float] | None = None) -> dict[str, float]:
+             article_words: set[str], target: int) -> dict[str, float]:
     """One candidate's features. `sentence`: the first sentence's words (lower-cased) and
     `keep_logits` the compressor's logit per word; `article_pairs`: every two words the
-    article writes side by side; `target`: the house's length in words; `chain`: the
-    compressor's log-probability per word of keeping exactly the given word indices of the
-    sentence (`Scored.chain_logprob`)."""
+    article writes side by side; `target`: the house's length in words."""
     words = _words(text)
     kept = aligned(sentence, words) if words else None
     feats = {name: 0.0 for name in FEATURES}
@@ -101,8 +97,6 @@ def features(text: str, source: str, judge: float, sentence: list[str],
         feats["decision_logprob"] = sum(logp) / len(logp)
         feats["min_kept_logit"] = min(clipped[i] for i in kept)
         feats["runs"] = float(1 + sum(b != a + 1 for a, b in zip(kept, kept[1:], strict=False)))
-        if chain is not None:
-            feats["chain_logprob"] = chain(kept)
     pairs = list(zip(words, words[1:], strict=False))
     feats["pair_support"] = (sum(p in article_pairs for p in pairs) / len(pairs)) if pairs else 1.0
     feats["novel_words"] = (sum(w not in article_words for w in words) / len(words)

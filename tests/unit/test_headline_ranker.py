@@ -61,19 +61,6 @@ def test_the_compressor_is_less_sure_of_a_deletion_that_keeps_what_it_would_drop
     assert sure["min_kept_logit"] > forced["min_kept_logit"]
 
 
-def test_a_deletion_that_the_chain_finds_unlikely_says_so() -> None:
-    def chain(kept: list[int]) -> float:  # one run likely, each further run costs
-        return -0.1 - sum(b != a + 1 for a, b in zip(kept, kept[1:], strict=False))
-
-    pairs, words = article_vocabulary(ARTICLE)
-    one = features("Colorado business owner to four years", "compressed", -1.0, SENTENCE,
-                   [1.0] * len(SENTENCE), pairs, words, 8, chain)
-    scattered = features("judge Denver Colorado owner prison taxes", "compressed", -1.0,
-                         SENTENCE, [1.0] * len(SENTENCE), pairs, words, 8, chain)
-    assert one["chain_logprob"] == -0.1 and scattered["chain_logprob"] < -3
-    assert feats("Colorado business owner")["chain_logprob"] == 0.0  # no chain given
-
-
 def row(rng: random.Random) -> dict:
     """An article whose candidates' ROUGE-L follows pair_support, with the judge as noise."""
     cands = []
@@ -167,4 +154,3 @@ def test_collect_proposes_from_every_source_and_counts_what_it_withholds(
             rest = iter(first)
             assert all(t in rest for t in tokens(c["text"]))
             assert c["features"]["is_deletion"] == 1.0
-            assert c["features"]["chain_logprob"] < 0.0  # the chain's, per word

@@ -99,13 +99,8 @@ def candidates_row(pred: HeadlinePredictor, pair: dict, proposed: list[tuple[str
                 "withheld": withheld}
     judged = pred.judge(article, [t for t, _ in kept])
     toks = tokens(first_sentence(article))
-    scored = pred.compressor.scores([toks])[0] if toks else None
-    logits = scored.marginal if scored else []
+    logits = pred.compressor.keep_logits([toks])[0] if toks else []
     words = [(t.lower(), x) for t, x in zip(toks, logits, strict=False) if is_word(t)]
-
-    def chain(kept: list[int]) -> float:
-        return scored.chain_logprob(toks, kept)
-
     article_pairs, article_words = article_vocabulary(article)
     scores = rouge_per_article([t for t, _ in kept], [pair["headline"]] * len(kept), "en")
     rl = [s["rougeL"][2] for s in scores]
@@ -113,8 +108,7 @@ def candidates_row(pred: HeadlinePredictor, pair: dict, proposed: list[tuple[str
             "candidates": [
                 {"text": t, "source": s, "rougeL": r,
                  "features": features(t, s, j, [w for w, _ in words], [x for _, x in words],
-                                      article_pairs, article_words, target,
-                                      chain if scored else None)}
+                                      article_pairs, article_words, target)}
                 for (t, s), j, r in zip(kept, judged, rl, strict=True)]}
 
 
