@@ -144,26 +144,42 @@ class HashtagMemory:
         """One Recall per probe, waiting ``timeout`` seconds at most from now; None when
         the memory did not answer by then or failed (the caller falls back to the
         generator alone). Call it once the models have answered."""
+        await self.answered(lookup)
+        return self.settle(lookup)
+
+    async def answered(self, lookup: Lookup) -> bool:
+        """Whether the look-up is done ``timeout`` seconds from now at most."""
+        done, _ = await asyncio.wait([lookup.future], timeout=self.timeout)
+        return bool(done)
+
+    def settle(self, lookup: Lookup, late: bool = False) -> list[Recall] | None:
+        """The look-up's recalls if it is done; else None, the look-up given up on. A
+        timeout or failure is counted and logged; ``late``: it was answered past the
+        deadline while the generator ran for the batch (``hashtag_memory.late``)."""
         finished = None
         try:
-            recalls, finished = await asyncio.wait_for(lookup.future, self.timeout)
+            if not lookup.future.done():
+                lookup.future.cancel()
+                self.counters["hashtag_memory.timeouts"] += 1
+                MEMORY_FALLBACKS.labels("timeout").inc()
+                log.warning("hashtag memory: no answer %.1f s after the ask (deadline %.0f "
+                            "ms after the models); generator alone for %d posts",
+                            time.monotonic() - lookup.started, self.timeout * 1000,
+                            lookup.posts)
+                return None
+            recalls, finished = lookup.future.result()
+            self.counters["hashtag_memory.late"] += late
             return recalls
-        except TimeoutError:
-            self.counters["hashtag_memory.timeouts"] += 1
-            MEMORY_FALLBACKS.labels("timeout").inc()
-            log.warning("hashtag memory: no answer %.1f s after the ask (%.0f ms after the "
-                        "models); generator alone for %d posts",
-                        time.monotonic() - lookup.started, self.timeout * 1000, lookup.posts)
         except Exception as exc:  # noqa: BLE001 - any failure degrades, never stalls
             self.counters["hashtag_memory.failures"] += 1
             MEMORY_FALLBACKS.labels("failure").inc()
             log.warning("hashtag memory failed (%s); generator alone for %d posts", exc,
                         lookup.posts)
+            return None
         finally:
             took = (finished or time.monotonic()) - lookup.started
             self.counters["hashtag_memory.ms"] += round(took * 1000)
             MEMORY_SECONDS.observe(took)
-        return None
 
     async def recall(self, probes: Sequence[Probe]) -> list[Recall] | None:
         """``ask`` and ``answer`` at once: ``timeout`` seconds from the ask."""

@@ -7,16 +7,17 @@ suggested from the text as if the author had written none (``services.hashtags``
 memory is asked first, the generator only for the posts the memory has nothing probable
 for, and the learned merge (``hashtag_merge``) shows the candidates it finds probable
 enough. The memory's answer is awaited until ``timeout`` seconds after the tagger's
-answer at most (``memory.HashtagMemory.answer``); a memory that does not answer by then
-leaves the generator alone. Without a hashtag model configured (``NLP_HASHTAG_MODEL=``),
-posts are tagged only. A batch is split into at most ``triton_concurrency`` sub-batches
-sent to Triton concurrently; Triton's dynamic batcher merges them as it sees fit.
+answer, then while the generator answers for the whole batch (``recall``); a memory that
+has not answered by then leaves the generator alone. Without a hashtag model configured
+(``NLP_HASHTAG_MODEL=``), posts are tagged only. A batch is split into at most
+``triton_concurrency`` sub-batches sent to Triton concurrently; Triton's dynamic batcher
+merges them as it sees fit.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -128,25 +129,30 @@ class Models:
             return (batch.results, pb.ModelRef(name=name, version=batch.model_version),
                     [None] * len(posts))
         merged = [memory_language(p) for p in posts]
-        recalls = await self._recall(probes(posts, asked), tagging) or [None] * len(posts)
+        recalls, generating = await recall(self.memory, probes(posts, asked), tagging,
+                                           lambda: _named(name, generate(asked, langs)))
         recalls = [self._unblocked(r) if self.merger.judges(r, lang) else None
-                   for r, lang in zip(recalls, merged, strict=True)]
+                   for r, lang in zip(recalls or [None] * len(posts), merged, strict=True)]
         alone = [ranked(self.merger, candidates((), r, t, lang), lang) if r is not None else []
                  for r, t, lang in zip(recalls, asked, merged, strict=True)]
         need = [i for i, (r, scored, lang) in enumerate(zip(recalls, alone, merged, strict=True))
                 if r is None or not self._confident(scored, lang)]
-        batch = await _named(name, generate([asked[i] for i in need], [langs[i] for i in need]))
-        GENERATOR_SKIPPED.inc(len(posts) - len(need))
-        results = [HashtagResult((), lang, "ok", False) for lang in langs]
-        for i, result in zip(need, batch.results, strict=True):
-            results[i] = result
-        asked_generator = set(need)
+        if generating is None:
+            batch = await _named(name, generate([asked[i] for i in need],
+                                                [langs[i] for i in need]))
+            generated = dict(zip(need, batch.results, strict=True))
+            GENERATOR_SKIPPED.inc(len(posts) - len(need))
+        else:  # asked for every post at the memory's deadline: used where it is needed
+            batch = await generating
+            generated = {i: batch.results[i] for i in need}
+        results = [generated.get(i, HashtagResult((), lang, "ok", False))
+                   for i, lang in enumerate(langs)]
         suggestions: list[tuple[Suggestion, ...] | None] = []
-        for i, (result, recall) in enumerate(zip(results, recalls, strict=True)):
+        for i, (result, recall_) in enumerate(zip(results, recalls, strict=True)):
             if result.status != "ok":
                 suggestions.append(())
-            elif i in asked_generator:
-                suggestions.append(tuple(merge(self.merger, result.hashtags, recall, asked[i],
+            elif i in generated:
+                suggestions.append(tuple(merge(self.merger, result.hashtags, recall_, asked[i],
                                                merged[i], self.tally)))
                 self.tally.add(merged[i], [t for t, _ in result.hashtags])
             else:
@@ -154,19 +160,6 @@ class Models:
         # a sub-batch the memory answered alone: the version that answered last
         self.generator_version = batch.model_version or self.generator_version
         return results, pb.ModelRef(name=name, version=self.generator_version), suggestions
-
-    async def _recall(self, asked: list[Probe], tagging: asyncio.Future
-                      ) -> list[Recall] | None:
-        """The memory's answer, awaited until ``timeout`` after the tagger's answer: a
-        look-up is never cut shorter than the batch's slowest model already takes."""
-        memory: HashtagMemory = self.memory  # type: ignore[assignment]
-        lookup = memory.ask(asked)
-        try:
-            await asyncio.wait([lookup.future, tagging], return_when=asyncio.FIRST_COMPLETED)
-            return await memory.answer(lookup)
-        except BaseException:
-            lookup.future.cancel()
-            raise
 
     def _confident(self, scored: Sequence[tuple[float, Candidate]], lang: str) -> bool:
         """Whether the memory alone (its candidates ``ranked``) would show a hashtag."""
@@ -195,6 +188,35 @@ async def _named(model: str, call: Awaitable[T]) -> T:
         return await call
     except ModelError as exc:
         raise ModelError(f"{model}: {exc}") from exc
+
+
+async def recall(memory: HashtagMemory, asked: list[Probe], tagging: asyncio.Future,
+                 generate_all: Callable[[], Awaitable[T]]
+                 ) -> tuple[list[Recall] | None, asyncio.Future[T] | None]:
+    """The memory's answer for a batch, and the generator's for every post when it was
+    started at the memory's deadline (else None: the caller asks it where it is needed).
+
+    The memory is awaited until ``timeout`` seconds after the tagger's answer. Past that
+    deadline the batch needs the generator for every post, so ``generate_all`` starts, and
+    the memory's answer is still taken if it comes before the generator's: a look-up is
+    never cut shorter than the batch's models take. (With the deadline at the tagger's
+    answer alone, 7 to 16 of 42-44 look-ups of the demo's burst fell back on a fresh
+    Elasticsearch, where the generator, run beside the tagger before the learned merge,
+    had given them its time: tests/integration/test_alerts.py.)"""
+    lookup = memory.ask(asked)
+    generating: asyncio.Future[T] | None = None
+    try:
+        await asyncio.wait([lookup.future, tagging], return_when=asyncio.FIRST_COMPLETED)
+        if not await memory.answered(lookup):
+            generating = asyncio.ensure_future(generate_all())
+            await asyncio.wait([lookup.future, generating],
+                               return_when=asyncio.FIRST_COMPLETED)
+        return memory.settle(lookup, late=generating is not None), generating
+    except BaseException:
+        lookup.future.cancel()
+        if generating is not None:
+            generating.cancel()
+        raise
 
 
 def probes(posts: Sequence[pb.Post], texts: Sequence[str]) -> list[Probe]:

@@ -1,7 +1,8 @@
 """The memory under a burst. Its deadline counts from the POS tagger's answer, not from the
 ask: Triton's queue is long, and a look-up that takes as long as the tagger is still in time.
-(Elasticsearch itself is in tests/integration/test_hashtag_memory.py; here the look-up is
-a timed stand-in, since the deadline is what is tested.)"""
+Past the deadline the generator runs for the whole batch, and the memory's answer is still
+taken while it runs. (Elasticsearch itself is in tests/integration/test_hashtag_memory.py;
+here the look-up is a timed stand-in, since the deadline is what is tested.)"""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from datetime import UTC, datetime
 from elasticsearch import Elasticsearch
 
 from services.stream.memory import HashtagMemory, Probe, Recall, Trend, no_shard_ready
+from services.stream.tag_posts import recall
 
 PROBES = [Probe("p", "Tehran election", "en", datetime(2009, 6, 13, tzinfo=UTC))]
 
@@ -31,13 +33,18 @@ class SlowMemory(HashtagMemory):
         return [Recall(trending=[Trend("iranelection", 3, 1)]) for _ in probes]
 
 
-def batch(memory: HashtagMemory, models_seconds: float) -> list[Recall] | None:
-    """What ``Models._recall`` does: ask, let the tagger answer, then wait for the memory."""
+def batch(memory: HashtagMemory, models_seconds: float, generator_seconds: float = 0.0
+          ) -> tuple[list[Recall] | None, bool]:
+    """The batch's recalls (``tag_posts.recall``) with a tagger and a generator that take
+    the seconds given, and whether the generator was started for the whole batch."""
 
-    async def run() -> list[Recall] | None:
-        lookup = memory.ask(PROBES)
-        await asyncio.sleep(models_seconds)
-        return await memory.answer(lookup)
+    async def run() -> tuple[list[Recall] | None, bool]:
+        tagging = asyncio.ensure_future(asyncio.sleep(models_seconds))
+        recalls, generating = await recall(memory, PROBES, tagging,
+                                           lambda: asyncio.sleep(generator_seconds))
+        if generating is not None:
+            await generating
+        return recalls, generating is not None
 
     return asyncio.run(run())
 
@@ -45,17 +52,27 @@ def batch(memory: HashtagMemory, models_seconds: float) -> list[Recall] | None:
 def test_a_look_up_as_slow_as_the_models_is_in_time() -> None:
     memory = SlowMemory(seconds=0.6, timeout=0.3)  # 0.6 s > the 0.3 s deadline from the ask
     began = time.monotonic()
-    recalls = batch(memory, models_seconds=0.5)
+    recalls, generated = batch(memory, models_seconds=0.5)
     assert recalls == [Recall(trending=[Trend("iranelection", 3, 1)])]
+    assert not generated  # the caller asks the generator only where the memory lacks
     assert time.monotonic() - began < 0.8  # the batch waited for the models, barely more
     assert memory.counters["hashtag_memory.timeouts"] == 0
 
 
-def test_a_look_up_slower_than_the_models_by_more_than_the_timeout_falls_back() -> None:
+def test_a_look_up_past_its_deadline_is_taken_while_the_generator_answers_the_batch() -> None:
+    memory = SlowMemory(seconds=0.8, timeout=0.3)  # past 0.2 s of tagger + 0.3 s
+    recalls, generated = batch(memory, models_seconds=0.2, generator_seconds=1.0)
+    assert recalls == [Recall(trending=[Trend("iranelection", 3, 1)])]
+    assert generated
+    assert memory.counters["hashtag_memory.late"] == 1
+    assert memory.counters["hashtag_memory.timeouts"] == 0
+
+
+def test_a_look_up_slower_than_the_models_the_timeout_and_the_generator_falls_back() -> None:
     memory = SlowMemory(seconds=2.0, timeout=0.3)
     began = time.monotonic()
-    assert batch(memory, models_seconds=0.2) is None
-    assert time.monotonic() - began < 1.0  # 0.2 s of models + 0.3 s, not the 2 s look-up
+    assert batch(memory, models_seconds=0.2, generator_seconds=0.3) == (None, True)
+    assert time.monotonic() - began < 1.2  # 0.2 s of models + 0.3 + 0.3, not the 2 s look-up
     assert memory.counters["hashtag_memory.timeouts"] == 1
     memory.close()
 

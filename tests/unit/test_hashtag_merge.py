@@ -206,18 +206,22 @@ class Generator:
 
 
 class Memory:
-    """Answers every look-up with ``recalls`` at once."""
+    """Answers every look-up with ``recalls`` at once; None: never answers."""
 
     def __init__(self, recalls: list[Recall] | None) -> None:
         self.recalls = recalls
 
     def ask(self, probes):  # noqa: ANN001, ANN201
-        done = asyncio.get_running_loop().create_future()
-        done.set_result((self.recalls, 0.0))
-        return Lookup(done, len(probes), 0.0)
+        future = asyncio.get_running_loop().create_future()
+        if self.recalls is not None:
+            future.set_result((self.recalls, 0.0))
+        return Lookup(future, len(probes), 0.0)
 
-    async def answer(self, lookup):  # noqa: ANN001, ANN201
-        return self.recalls
+    async def answered(self, lookup):  # noqa: ANN001, ANN201
+        return lookup.future.done()
+
+    def settle(self, lookup, late=False):  # noqa: ANN001, ANN201
+        return lookup.future.result()[0] if lookup.future.done() else None
 
 
 def post(text: str) -> pb.Post:
