@@ -24,7 +24,9 @@ Shapes (B sentences, T tokens):
 `compressions` turns the scores into text at several lengths: for n words, the labelling of
 highest score with exactly n words kept (a phrase's tokens always among them), by dynamic
 programming; punctuation kept where the model keeps it and its neighbours are kept; plus the
-model's own length (the best labelling of any length).
+model's own length (the best labelling of any length). `phrase_compressions` offers instead
+the lengths where the chain itself ends a phrase (`phrase_lengths`): forced to any length, it
+glues a second phrase that does not belong.
 """
 
 from __future__ import annotations
@@ -162,9 +164,11 @@ class Compressor(nn.Module):
         return self.out(h).squeeze(-1), switch
 
     @torch.no_grad()
-    def scores(self, sentences: list[list[str]],
-               phrases: list[list[bool]] | None = None) -> list[Scored]:
-        """Each tokenised sentence's scores (eval mode), BATCH sentences a pass."""
+    def scores(self, sentences: list[list[str]], phrases: list[list[bool]] | None = None,
+               marginals: bool = False) -> list[Scored]:
+        """Each tokenised sentence's scores (eval mode), BATCH sentences a pass; with
+        `marginals`, also each token's keep log-odds under the chain (a backward pass,
+        which selecting a compression does not need)."""
         self.eval()
         phrases = phrases or [None] * len(sentences)
         out: list[Scored] = []
@@ -173,17 +177,18 @@ class Compressor(nn.Module):
             x = self.batch([self.encode(s, p) for s, p in
                             zip(chunk, phrases[i: i + BATCH], strict=True)])
             logits, switch = (t.float() for t in self(x))
-            marginal = keep_marginals(logits, switch, is_word_shape(x[2]))
+            odds = keep_marginals(logits, switch, is_word_shape(x[2])) if marginals else None
             out += [Scored(logits[b, : len(s)].tolist(),
                            switch[b, : len(s)].flatten(1).tolist(),
-                           marginal[b, : len(s)].tolist()) for b, s in enumerate(chunk)]
+                           odds[b, : len(s)].tolist() if odds is not None else None)
+                    for b, s in enumerate(chunk)]
         return out
 
     def keep_logits(self, sentences: list[list[str]],
                     phrases: list[list[bool]] | None = None) -> list[list[float]]:
         """Each tokenised sentence's log-odds of keeping each token: a word's from its
         marginal under the chain, a mark's its own logit."""
-        return [s.marginal for s in self.scores(sentences, phrases)]
+        return [s.marginal or [] for s in self.scores(sentences, phrases, marginals=True)]
 
     def compressions(self, sentence: str, lengths: list[int], phrase: str = "",
                      runs: bool = False) -> dict[str, str]:
@@ -201,6 +206,16 @@ class Compressor(nn.Module):
                 out[f"{n}/runs"] = detokenize(scored.select(toks, marks, n, RUN_GAP))
         out["model"] = detokenize(scored.select(toks, marks, None, self.gap))
         return out
+
+    def phrase_compressions(self, sentence: str, lengths: range, phrase: str = "",
+                            most: int = 4) -> dict[int, str]:
+        """`sentence` compressed to the `most` of `lengths` (words) where a phrase ends
+        (`phrase_lengths`), `phrase` kept when the sentence holds it."""
+        toks = tokens(sentence)
+        marks = phrase_mask(toks, phrase)
+        scored = self.scores([toks], [marks])[0]
+        kept = phrase_lengths(toks, scored.logits, marks, lengths, scored.switches, most)
+        return {n: detokenize([toks[i] for i in at]) for n, at in kept.items()}
 
     def to_state(self) -> dict:
         """Everything `from_state` needs, weights in fp16 (what ships)."""
@@ -221,7 +236,7 @@ class Scored:
 
     logits: list[float]  # a word's keep score in the chain; a mark's own keep logit
     switches: list[list[float]]  # a word's [drop→drop, drop→keep, keep→drop, keep→keep]
-    marginal: list[float]  # log-odds of keeping the token (a word's under the chain)
+    marginal: list[float] | None  # log-odds of keeping the token (a word's under the chain)
 
     def select(self, toks: list[str], forced: list[bool], n: int | None,
                gap: float = 0.0) -> list[str]:
@@ -309,32 +324,63 @@ def kept_positions(toks: list[str], logits: list[float], forced: list[bool], n: 
     labelling (each word's [drop→drop, drop→keep, keep→drop, keep→keep] from the previous
     word's label; None: no switch costs) minus `gap` for every run of kept words after the
     first (a headline reads best as few runs of the sentence: "Smith resigned", not "Smith
-    mayor Friday"); then each mark the model keeps that follows a kept token and precedes a kept
-    word ("Harvey, Illinois, man"; not "Smith, resigned" for "Smith, the mayor, resigned"),
-    and always a period inside the sentence between kept tokens: an abbreviation's
-    ("Sen. Snowe")."""
-    words = [i for i, t in enumerate(toks) if is_word(t)]
-    scores = [FORCED if forced[i] else logits[i] for i in words]
-    chain = [switches[i] for i in words] if switches is not None else [[0.0] * 4] * len(words)
+    mayor Friday"); then the marks `with_marks` keeps."""
+    words, scores, chain = _chain(toks, logits, forced, switches)
     if n is not None:
         n = min(len(words), max(n, sum(forced[i] for i in words)))
-    keep = {words[j] for j in _best_runs(scores, chain, n, gap)}
+    best = _labellings(scores, chain, len(words) if n is None else n, gap)
+    kept = best[n][1] if n is not None else max(best.values())[1] if best else []
+    return with_marks(toks, logits, {words[j] for j in kept})
+
+
+def phrase_lengths(toks: list[str], logits: list[float], forced: list[bool],
+                   lengths: range, switches: list[list[float]], most: int = 4
+                   ) -> dict[int, list[int]]:
+    """The kept positions of the best labelling at the `most` of `lengths` (words) where a
+    phrase ends: where the chain's best score at n words stands highest above the mean of
+    its best scores at n - 1 and n + 1 (one more word costs more than the last one did:
+    the next word would start a phrase or cut one). Forced to any length, the chain glues a
+    second phrase that does not belong ("... Medicare fraud scheme tax returns")."""
+    words, scores, chain = _chain(toks, logits, forced, switches)
+    least = sum(forced[i] for i in words)
+    best = _labellings(scores, chain, min(len(words), max(lengths, default=0) + 1), 0.0)
+    knee = {n: 2 * best[n][0] - best[n - 1][0] - best[n + 1][0]
+            for n in lengths if n >= max(least, 1) and n + 1 in best}
+    ends = sorted((n for n in knee if knee[n] > 0), key=knee.__getitem__, reverse=True)
+    return {n: with_marks(toks, logits, {words[j] for j in best[n][1]})
+            for n in sorted(ends[:most])}
+
+
+def with_marks(toks: list[str], logits: list[float], keep: set[int]) -> list[int]:
+    """The kept words' positions `keep` and each mark the model keeps that follows a kept
+    token and precedes a kept word ("Harvey, Illinois, man"; not "Smith, resigned" for
+    "Smith, the mayor, resigned"), and always a period inside the sentence between kept
+    tokens: an abbreviation's ("Sen. Snowe"), in reading order."""
     marks = {i for i, t in enumerate(toks) if not is_word(t) and (logits[i] > 0 or t == ".")
              and i - 1 in keep and _next_word(toks, i) in keep}
     return sorted(keep | marks)
+
+
+def _chain(toks: list[str], logits: list[float], forced: list[bool],
+           switches: list[list[float]] | None
+           ) -> tuple[list[int], list[float], list[list[float]]]:
+    """The words' positions, their keep scores (a forced word's FORCED) and switches."""
+    words = [i for i, t in enumerate(toks) if is_word(t)]
+    scores = [FORCED if forced[i] else logits[i] for i in words]
+    chain = [switches[i] for i in words] if switches is not None else [[0.0] * 4] * len(words)
+    return words, scores, chain
 
 
 FORCED = 1e4  # a forced word's score: above any sum of logits
 DROP, KEEP = 0, 1
 
 
-def _best_runs(scores: list[float], switches: list[list[float]], n: int | None,
-               gap: float) -> list[int]:
-    """The word indices of the labelling of highest score (kept words' `scores`, every
-    word's switch score, minus `gap` per run after the first), exactly `n` kept (None: any
-    number), by dynamic programming over (words read, words kept, last label), with
-    back-pointers."""
-    most = len(scores) if n is None else n
+def _labellings(scores: list[float], switches: list[list[float]], most: int, gap: float
+                ) -> dict[int, tuple[float, list[int]]]:
+    """For each count of kept words up to `most`: the score and kept word indices of the
+    labelling of highest score (kept words' `scores`, every word's switch score, minus
+    `gap` per run after the first), by dynamic programming over (words read, words kept,
+    last label), with back-pointers."""
     best: dict[tuple[int, int], float] = {(0, DROP): 0.0}  # before the first word: "drop"
     back: list[dict[tuple[int, int], tuple[int, int]]] = []
     for score, switch in zip(scores, switches, strict=True):
@@ -350,15 +396,16 @@ def _best_runs(scores: list[float], switches: list[list[float]], n: int | None,
                     step[key], came[key] = value, (c, label)
         best = step
         back.append(came)
-    finals = [k for k in best if n is None or k[0] == n]
-    if not finals:
-        return []
-    key, kept = max(finals, key=best.__getitem__), []
-    for j in range(len(scores) - 1, -1, -1):
-        if key[1] == KEEP:
-            kept.append(j)
-        key = back[j][key]
-    return kept[::-1]
+    out: dict[int, tuple[float, list[int]]] = {}
+    for count in sorted({c for c, _ in best}):
+        key = max((k for k in best if k[0] == count), key=best.__getitem__)
+        total, kept = best[key], []
+        for j in range(len(scores) - 1, -1, -1):
+            if key[1] == KEEP:
+                kept.append(j)
+            key = back[j][key]
+        out[count] = (total, kept[::-1])
+    return out
 
 
 def _next_word(toks: list[str], i: int) -> int | None:
