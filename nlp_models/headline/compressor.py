@@ -24,9 +24,7 @@ Shapes (B sentences, T tokens):
 `compressions` turns the scores into text at several lengths: for n words, the labelling of
 highest score with exactly n words kept (a phrase's tokens always among them), by dynamic
 programming; punctuation kept where the model keeps it and its neighbours are kept; plus the
-model's own length (the best labelling of any length). `phrase_compressions` offers instead
-the lengths where the chain itself ends a phrase (`phrase_lengths`): forced to any length, it
-glues a second phrase that does not belong.
+model's own length (the best labelling of any length).
 """
 
 from __future__ import annotations
@@ -207,16 +205,6 @@ class Compressor(nn.Module):
         out["model"] = detokenize(scored.select(toks, marks, None, self.gap))
         return out
 
-    def phrase_compressions(self, sentence: str, lengths: range, phrase: str = "",
-                            most: int = 4) -> dict[int, str]:
-        """`sentence` compressed to the `most` of `lengths` (words) where a phrase ends
-        (`phrase_lengths`), `phrase` kept when the sentence holds it."""
-        toks = tokens(sentence)
-        marks = phrase_mask(toks, phrase)
-        scored = self.scores([toks], [marks])[0]
-        kept = phrase_lengths(toks, scored.logits, marks, lengths, scored.switches, most)
-        return {n: detokenize([toks[i] for i in at]) for n, at in kept.items()}
-
     def to_state(self) -> dict:
         """Everything `from_state` needs, weights in fp16 (what ships)."""
         return {"config": asdict(self.cfg), "words": self.words, "suffixes": self.suffixes,
@@ -324,63 +312,32 @@ def kept_positions(toks: list[str], logits: list[float], forced: list[bool], n: 
     labelling (each word's [drop→drop, drop→keep, keep→drop, keep→keep] from the previous
     word's label; None: no switch costs) minus `gap` for every run of kept words after the
     first (a headline reads best as few runs of the sentence: "Smith resigned", not "Smith
-    mayor Friday"); then the marks `with_marks` keeps."""
-    words, scores, chain = _chain(toks, logits, forced, switches)
-    if n is not None:
-        n = min(len(words), max(n, sum(forced[i] for i in words)))
-    best = _labellings(scores, chain, len(words) if n is None else n, gap)
-    kept = best[n][1] if n is not None else max(best.values())[1] if best else []
-    return with_marks(toks, logits, {words[j] for j in kept})
-
-
-def phrase_lengths(toks: list[str], logits: list[float], forced: list[bool],
-                   lengths: range, switches: list[list[float]], most: int = 4
-                   ) -> dict[int, list[int]]:
-    """The kept positions of the best labelling at the `most` of `lengths` (words) where a
-    phrase ends: where the chain's best score at n words stands highest above the mean of
-    its best scores at n - 1 and n + 1 (one more word costs more than the last one did:
-    the next word would start a phrase or cut one). Forced to any length, the chain glues a
-    second phrase that does not belong ("... Medicare fraud scheme tax returns")."""
-    words, scores, chain = _chain(toks, logits, forced, switches)
-    least = sum(forced[i] for i in words)
-    best = _labellings(scores, chain, min(len(words), max(lengths, default=0) + 1), 0.0)
-    knee = {n: 2 * best[n][0] - best[n - 1][0] - best[n + 1][0]
-            for n in lengths if n >= max(least, 1) and n + 1 in best}
-    ends = sorted((n for n in knee if knee[n] > 0), key=knee.__getitem__, reverse=True)
-    return {n: with_marks(toks, logits, {words[j] for j in best[n][1]})
-            for n in sorted(ends[:most])}
-
-
-def with_marks(toks: list[str], logits: list[float], keep: set[int]) -> list[int]:
-    """The kept words' positions `keep` and each mark the model keeps that follows a kept
-    token and precedes a kept word ("Harvey, Illinois, man"; not "Smith, resigned" for
-    "Smith, the mayor, resigned"), and always a period inside the sentence between kept
-    tokens: an abbreviation's ("Sen. Snowe"), in reading order."""
-    marks = {i for i, t in enumerate(toks) if not is_word(t) and (logits[i] > 0 or t == ".")
-             and i - 1 in keep and _next_word(toks, i) in keep}
-    return sorted(keep | marks)
-
-
-def _chain(toks: list[str], logits: list[float], forced: list[bool],
-           switches: list[list[float]] | None
-           ) -> tuple[list[int], list[float], list[list[float]]]:
-    """The words' positions, their keep scores (a forced word's FORCED) and switches."""
+    mayor Friday"); then each mark the model keeps that follows a kept token and precedes a kept
+    word ("Harvey, Illinois, man"; not "Smith, resigned" for "Smith, the mayor, resigned"),
+    and always a period inside the sentence between kept tokens: an abbreviation's
+    ("Sen. Snowe")."""
     words = [i for i, t in enumerate(toks) if is_word(t)]
     scores = [FORCED if forced[i] else logits[i] for i in words]
     chain = [switches[i] for i in words] if switches is not None else [[0.0] * 4] * len(words)
-    return words, scores, chain
+    if n is not None:
+        n = min(len(words), max(n, sum(forced[i] for i in words)))
+    keep = {words[j] for j in _best_runs(scores, chain, n, gap)}
+    marks = {i for i, t in enumerate(toks) if not is_word(t) and (logits[i] > 0 or t == ".")
+             and i - 1 in keep and _next_word(toks, i) in keep}
+    return sorted(keep | marks)
 
 
 FORCED = 1e4  # a forced word's score: above any sum of logits
 DROP, KEEP = 0, 1
 
 
-def _labellings(scores: list[float], switches: list[list[float]], most: int, gap: float
-                ) -> dict[int, tuple[float, list[int]]]:
-    """For each count of kept words up to `most`: the score and kept word indices of the
-    labelling of highest score (kept words' `scores`, every word's switch score, minus
-    `gap` per run after the first), by dynamic programming over (words read, words kept,
-    last label), with back-pointers."""
+def _best_runs(scores: list[float], switches: list[list[float]], n: int | None,
+               gap: float) -> list[int]:
+    """The word indices of the labelling of highest score (kept words' `scores`, every
+    word's switch score, minus `gap` per run after the first), exactly `n` kept (None: any
+    number), by dynamic programming over (words read, words kept, last label), with
+    back-pointers."""
+    most = len(scores) if n is None else n
     best: dict[tuple[int, int], float] = {(0, DROP): 0.0}  # before the first word: "drop"
     back: list[dict[tuple[int, int], tuple[int, int]]] = []
     for score, switch in zip(scores, switches, strict=True):
@@ -396,16 +353,15 @@ def _labellings(scores: list[float], switches: list[list[float]], most: int, gap
                     step[key], came[key] = value, (c, label)
         best = step
         back.append(came)
-    out: dict[int, tuple[float, list[int]]] = {}
-    for count in sorted({c for c, _ in best}):
-        key = max((k for k in best if k[0] == count), key=best.__getitem__)
-        total, kept = best[key], []
-        for j in range(len(scores) - 1, -1, -1):
-            if key[1] == KEEP:
-                kept.append(j)
-            key = back[j][key]
-        out[count] = (total, kept[::-1])
-    return out
+    finals = [k for k in best if n is None or k[0] == n]
+    if not finals:
+        return []
+    key, kept = max(finals, key=best.__getitem__), []
+    for j in range(len(scores) - 1, -1, -1):
+        if key[1] == KEEP:
+            kept.append(j)
+        key = back[j][key]
+    return kept[::-1]
 
 
 def _next_word(toks: list[str], i: int) -> int | None:

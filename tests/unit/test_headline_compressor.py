@@ -15,7 +15,6 @@ from nlp_models.headline.compressor import (
     keep_marginals,
     labelling_score,
     log_partition,
-    phrase_lengths,
     phrase_mask,
     select,
     tokens,
@@ -108,20 +107,6 @@ def test_switch_costs_delete_whole_phrases_where_the_words_alone_scatter():
     assert select(toks, logits, [False] * 9, 4, switches=switches) == \
         ["man", "sentenced", "to", "prison"]
     assert select(toks, logits, [False] * 9, 3, switches=switches) == ["Salt", "Lake", "City"]
-
-
-def test_phrase_lengths_are_where_one_more_word_would_cut_or_start_a_phrase():
-    toks = tokens("Salt Lake City man sentenced to prison for fraud")
-    logits = [2.0, -1.0, 1.0, 1.5, 2.5, -0.5, 1.8, -2.0, 1.2]
-    # cuts cost little only before "man" and before "for": the chain's best labelling at
-    # 5 words takes "Salt" off its city, at 8 "fraud" without its "for"
-    ends = phrase_lengths(toks, logits, [False] * 9, range(1, 9), _switches(toks, {3, 7}))
-    assert {n: " ".join(toks[i] for i in kept) for n, kept in ends.items()} == {
-        4: "man sentenced to prison", 7: "Salt Lake City man sentenced to prison"}
-    # a forced phrase is in every compression offered
-    forced = [t in ("prison", "for", "fraud") for t in toks]
-    ends = phrase_lengths(toks, logits, forced, range(1, 9), _switches(toks, {3, 7}))
-    assert ends and all({6, 7, 8} <= set(kept) for kept in ends.values())
 
 
 def _chain(words: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -24,10 +24,6 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="collect: every K-th pair (spread over a file ordered by source)")
     p.add_argument("--target", type=int, default=12,
                    help="collect: the house's length in words (12: un-adapted)")
-    p.add_argument("--compressions", choices=["phrases", "lengths"], default="phrases",
-                   help="collect: the compressor's deletions at the 4 lengths from 4 to target "
-                   "+ 4 where its chain ends a phrase (phrases), or at target and target ± 4, "
-                   "each also in few runs, and its own length (lengths)")
     p.add_argument("--candidates", action="append", type=Path, metavar="FILE",
                    help="fit, evaluate: what collect wrote (repeatable); collect: where to write")
     p.add_argument("--ranker", type=Path, help="fit: where to write; evaluate: what to read")
@@ -46,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         pairs = [json.loads(line) for line in open(args.data) if line.strip()]
         pairs = pairs[:: args.every][: args.limit or None]
         pred = HeadlinePredictor.load(args.model)
-        count = rk.collect(pred, pairs, args.target, args.candidates[0], args.compressions)
+        count = rk.collect(pred, pairs, args.target, args.candidates[0])
         print(json.dumps({"articles": count, "out": str(args.candidates[0])}))
         return 0
     if not (args.candidates and args.ranker):

@@ -13,9 +13,7 @@ Per held-out source (`compression.build` wrote its files), two measures:
   article's first sentence as served (no choice of sentence): ROUGE-L F and length.
 
 Systems: the compressor at its own length (`model`) and at the house's mean length
-(`model@house`; `model@house/runs`: in few runs of the sentence, `compressor.RUN_GAP`;
-`phrase@house`: of the 4 lengths up to twice the house's where the chain ends a phrase,
-`compressor.phrase_lengths`, the nearest the house's, else `model@house/runs`),
+(`model@house`; `model@house/runs`: in few runs of the sentence, `compressor.RUN_GAP`),
 trim.py at its served target (`trim@12`) and at the house length (`trim@house`), the first
 house-length words (`first_words`) and the whole sentence. Harvested rows also give the
 mean number of runs of the sentence's words a system keeps (1: one stretch; more reads
@@ -36,7 +34,6 @@ from nlp_models.headline.compressor import (
     Compressor,
     detokenize,
     is_word,
-    phrase_lengths,
     tokens,
     word_count,
 )
@@ -49,18 +46,12 @@ from training.headline.newsrooms import EN_NEWSROOMS
 
 def _compress(model: Compressor, sentences: list[str], house: int) -> dict[str, list[str]]:
     toks = [tokens(s) for s in sentences]
-    out: dict[str, list[str]] = {"model": [], "model@house": [], "model@house/runs": [],
-                                 "phrase@house": []}
+    out: dict[str, list[str]] = {"model": [], "model@house": [], "model@house/runs": []}
     for t, scored in zip(toks, model.scores(toks), strict=True):
         forced = [False] * len(t)
         out["model"].append(detokenize(scored.select(t, forced, None, model.gap)))
         out["model@house"].append(detokenize(scored.select(t, forced, house, model.gap)))
         out["model@house/runs"].append(detokenize(scored.select(t, forced, house, RUN_GAP)))
-        reached = phrase_lengths(t, scored.logits, forced, range(3, 2 * house + 1),
-                                 scored.switches)
-        n = min(reached, key=lambda n: (abs(n - house), n)) if reached else None
-        out["phrase@house"].append(detokenize([t[i] for i in reached[n]]) if n is not None
-                                   else out["model@house/runs"][-1])
     return out
 
 
@@ -117,8 +108,8 @@ def evaluate(model_path: Path, data: Path, sources: list[str], show: int = 0) ->
         systems = _systems(model, [p["sentence"] for p in test], [p["article"] for p in test],
                            house)
         harvested = _scores(systems, [p["headline"] for p in test])
-        for name in ("model", "model@house", "model@house/runs", "phrase@house", "trim@12",
-                     "trim@house", "first_words"):
+        for name in ("model", "model@house", "model@house/runs", "trim@12", "trim@house",
+                     "first_words"):
             harvested[name]["keep_f1"], harvested[name]["runs"] = _mask_f1(test, systems[name])
         leads = read_jsonl(data / f"lead_{source}.jsonl")
         lead_systems = _systems(model, [first_sentence(r["article"]) for r in leads],
@@ -131,8 +122,7 @@ def evaluate(model_path: Path, data: Path, sources: list[str], show: int = 0) ->
             print(f"\n[{source} {p['id']}]\n  sentence: {p['sentence']}\n  editors:  "
                   f"{p['headline']}\n  trim@12:  {systems['trim@12'][i]}\n  model:    "
                   f"{systems['model'][i]}\n  model@{house}: {systems['model@house'][i]}\n"
-                  f"  model@{house}/runs: {systems['model@house/runs'][i]}\n"
-                  f"  phrase@{house}: {systems['phrase@house'][i]}", file=sys.stderr)
+                  f"  model@{house}/runs: {systems['model@house/runs'][i]}", file=sys.stderr)
     return result
 
 

@@ -7,8 +7,8 @@
 
 ``collect`` proposes every article's candidates with an English full generator file that
 holds a compressor (``training lead --spans compressed``): the beam's 4 best, the
-compressor's deletions of the first sentence (``compressed``: by default at the 4 lengths
-where its chain ends a phrase), and the lead trimmed by rule; withholds, with the reason
+compressor's deletions of the first sentence at the target and target ± 4 words (each also
+in few runs) and at its own length, and the lead trimmed by rule; withholds, with the reason
 counted, those that state a number or name the article lacks, say a word twice, or are
 shorter than 4 or longer than 30 words (``ranker.withheld_because``); judges the rest with
 the generator; writes each with its features and its ROUGE-L F against the editors'
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nlp_models.headline.compressor import Compressor, is_word, tokens
+from nlp_models.headline.compressor import is_word, tokens
 from nlp_models.headline.lead import first_sentence
 from nlp_models.headline.predictor import HeadlinePredictor
 from nlp_models.headline.ranker import (
@@ -46,8 +46,8 @@ SPREAD = 4  # the compressor's lengths: target - SPREAD, target, target + SPREAD
 MIN_GAP = 0.05  # two candidates closer than this in ROUGE-L F make no training pair
 
 
-def propose(pred: HeadlinePredictor, articles: list[str], target: int, beam: int = 4,
-            compressions: str = "phrases") -> list[list[tuple[str, str]]]:
+def propose(pred: HeadlinePredictor, articles: list[str], target: int, beam: int = 4
+            ) -> list[list[tuple[str, str]]]:
     """(text, source) per article, deduplicated, in proposal order, before filtering."""
     if pred.compressor is None:
         raise ValueError("collect needs a generator file with a compressor "
@@ -55,14 +55,15 @@ def propose(pred: HeadlinePredictor, articles: list[str], target: int, beam: int
     read = [headline_titles(pred._read(a)) for a in articles]
     sources, _ = pred._sources(read)
     out: list[list[tuple[str, str]]] = [[] for _ in articles]
+    lengths = [max(3, target - SPREAD), target, target + SPREAD]
     for batch in pred._encoded(sources):
         beams = pred._search(batch, [read[i] for i in batch.group], beam, beam)
         for k, i in enumerate(batch.group):
             proposed = [(text, "beam") for text, _ in beams[k]]
             sentence = first_sentence(read[i])
             if sentence:
-                kept = compressed(pred.compressor, sentence, target, compressions)
-                proposed += [(text, "compressed") for text in kept]
+                kept = pred.compressor.compressions(sentence, lengths, runs=True)
+                proposed += [(text, "compressed") for text in kept.values()]
             proposed.append((trimmed_lead(read[i], target), "trimmed"))
             first_source: dict[str, str] = {}  # a text proposed twice keeps its first source
             for text, source in proposed:
@@ -72,29 +73,14 @@ def propose(pred: HeadlinePredictor, articles: list[str], target: int, beam: int
     return out
 
 
-def compressed(compressor: Compressor, sentence: str, target: int, how: str) -> list[str]:
-    """The compressor's deletions of `sentence`: "phrases", at the 4 lengths from 4 to
-    target + SPREAD words where a phrase ends (`compressor.phrase_lengths`; else at the
-    target in few runs); "lengths", at target - SPREAD, target and target + SPREAD, each
-    also in few runs, and at its own length."""
-    if how == "phrases":
-        reached = compressor.phrase_compressions(sentence, range(4, target + SPREAD + 1))
-        return list(reached.values()) or [
-            compressor.compressions(sentence, [target], runs=True)[f"{target}/runs"]]
-    lengths = [max(3, target - SPREAD), target, target + SPREAD]
-    return list(compressor.compressions(sentence, lengths, runs=True).values())
-
-
-def collect(pred: HeadlinePredictor, pairs: list[dict], target: int, out: Path,
-            compressions: str = "phrases") -> int:
+def collect(pred: HeadlinePredictor, pairs: list[dict], target: int, out: Path) -> int:
     """Write one JSON line per article: its candidates with features and ROUGE-L F."""
     count = 0
     with out.open("w") as f:
         for start in range(0, len(pairs), 32):
             chunk = pairs[start: start + 32]
             articles = [p["article"] for p in chunk]
-            proposals = propose(pred, articles, target, compressions=compressions)
-            for pair, proposed in zip(chunk, proposals, strict=True):
+            for pair, proposed in zip(chunk, propose(pred, articles, target), strict=True):
                 row = candidates_row(pred, pair, proposed, target)
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
                 count += 1
