@@ -7,9 +7,9 @@ suggested from the text as if the author had written none (``services.hashtags``
 memory is asked first, the generator only for the posts the memory has nothing probable
 for, and the learned merge (``hashtag_merge``) shows the candidates it finds probable
 enough. The memory's answer is awaited until ``timeout`` seconds after the tagger's
-answer, then while the generator answers for the whole batch (``recall``); a memory that
-has not answered by then leaves the generator alone. Without a hashtag model configured
-(``NLP_HASHTAG_MODEL=``), posts are tagged only. A batch is split into at most
+answer, then while the generator answers for the whole batch (``recall_by_deadline``); a
+memory that has not answered by then leaves the generator alone. Without a hashtag model
+configured (``NLP_HASHTAG_MODEL=``), posts are tagged only. A batch is split into at most
 ``triton_concurrency`` sub-batches sent to Triton concurrently; Triton's dynamic batcher
 merges them as it sees fit.
 """
@@ -129,8 +129,9 @@ class Models:
             return (batch.results, pb.ModelRef(name=name, version=batch.model_version),
                     [None] * len(posts))
         merged = [memory_language(p) for p in posts]
-        recalls, generating = await recall(self.memory, probes(posts, asked), tagging,
-                                           lambda: _named(name, generate(asked, langs)))
+        recalls, generating = await recall_by_deadline(
+            self.memory, probes(posts, asked), tagging,
+            lambda: _named(name, generate(asked, langs)))
         recalls = [self._unblocked(r) if self.merger.judges(r, lang) else None
                    for r, lang in zip(recalls or [None] * len(posts), merged, strict=True)]
         alone = [ranked(self.merger, candidates((), r, t, lang), lang) if r is not None else []
@@ -148,11 +149,11 @@ class Models:
         results = [generated.get(i, HashtagResult((), lang, "ok", False))
                    for i, lang in enumerate(langs)]
         suggestions: list[tuple[Suggestion, ...] | None] = []
-        for i, (result, recall_) in enumerate(zip(results, recalls, strict=True)):
+        for i, (result, recall) in enumerate(zip(results, recalls, strict=True)):
             if result.status != "ok":
                 suggestions.append(())
             elif i in generated:
-                suggestions.append(tuple(merge(self.merger, result.hashtags, recall_, asked[i],
+                suggestions.append(tuple(merge(self.merger, result.hashtags, recall, asked[i],
                                                merged[i], self.tally)))
                 self.tally.add(merged[i], [t for t, _ in result.hashtags])
             else:
@@ -190,9 +191,9 @@ async def _named(model: str, call: Awaitable[T]) -> T:
         raise ModelError(f"{model}: {exc}") from exc
 
 
-async def recall(memory: HashtagMemory, asked: list[Probe], tagging: asyncio.Future,
-                 generate_all: Callable[[], Awaitable[T]]
-                 ) -> tuple[list[Recall] | None, asyncio.Future[T] | None]:
+async def recall_by_deadline(memory: HashtagMemory, asked: list[Probe],
+                             tagging: asyncio.Future, generate_all: Callable[[], Awaitable[T]]
+                             ) -> tuple[list[Recall] | None, asyncio.Future[T] | None]:
     """The memory's answer for a batch, and the generator's for every post when it was
     started at the memory's deadline (else None: the caller asks it where it is needed).
 

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from elasticsearch import Elasticsearch
 
 from services.stream.memory import HashtagMemory, Probe, Recall, Trend, no_shard_ready
-from services.stream.tag_posts import recall
+from services.stream.tag_posts import recall_by_deadline
 
 PROBES = [Probe("p", "Tehran election", "en", datetime(2009, 6, 13, tzinfo=UTC))]
 
@@ -35,13 +35,13 @@ class SlowMemory(HashtagMemory):
 
 def batch(memory: HashtagMemory, models_seconds: float, generator_seconds: float = 0.0
           ) -> tuple[list[Recall] | None, bool]:
-    """The batch's recalls (``tag_posts.recall``) with a tagger and a generator that take
-    the seconds given, and whether the generator was started for the whole batch."""
+    """The batch's recalls (``tag_posts.recall_by_deadline``) with a tagger and a generator
+    that take the seconds given, and whether the generator was started for the whole batch."""
 
     async def run() -> tuple[list[Recall] | None, bool]:
         tagging = asyncio.ensure_future(asyncio.sleep(models_seconds))
-        recalls, generating = await recall(memory, PROBES, tagging,
-                                           lambda: asyncio.sleep(generator_seconds))
+        recalls, generating = await recall_by_deadline(memory, PROBES, tagging,
+                                                       lambda: asyncio.sleep(generator_seconds))
         if generating is not None:
             await generating
         return recalls, generating is not None
