@@ -11,7 +11,7 @@
     python -m training data compression --out data/compression
     python -m training train compressor --data data/compression [--resume] [--max-minutes 60]
     python -m training evaluate compressor --data data/compression --model runs/compressor/best.pt
-        [--source doj] [--show 20]
+        [--source doj] [--show 20] [--noun-groups]
     python -m training data pos-pseudo --teacher A.pt --teacher B.pt --out data/pos/pseudo
         [--tweets 8000] [--tagset ptb|ark]
     python -m training train hashtag --config training/configs/hashtag_en.toml
@@ -58,7 +58,7 @@
         [--spans clauses|trimmed|phrase] [--target WORDS]
     python -m training lead --checkpoint CKPT --tune-on HELD_OUT.jsonl --out runs/<run>/best.pt
     python -m training ranker collect --model FILE --data PAIRS.jsonl --candidates OUT.jsonl
-        [--limit N] [--every K] [--target 12]
+        [--limit N] [--every K] [--target 12] [--noun-groups]
     python -m training ranker fit --candidates DEV.jsonl --ranker RANKER.json
     python -m training ranker evaluate --candidates TEST.jsonl --ranker RANKER.json [--show N]
 """

@@ -30,6 +30,7 @@ model's own length (the best labelling of any length).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import torch
@@ -48,6 +49,7 @@ BATCH = 64  # sentences per forward pass of `keep_logits`
 NO_SPACE_BEFORE = frozenset(",.;:!?%)]}'\u2019")
 NO_SPACE_AFTER = frozenset("([{$")
 RUN_GAP = 2.0  # the gap of the compressions offered "in few runs"
+Tagger = Callable[[list[str]], list[str]]  # tokens -> their Penn Treebank tags
 
 
 def tokens(sentence: str) -> list[str]:
@@ -189,20 +191,22 @@ class Compressor(nn.Module):
         return [s.marginal or [] for s in self.scores(sentences, phrases, marginals=True)]
 
     def compressions(self, sentence: str, lengths: list[int], phrase: str = "",
-                     runs: bool = False) -> dict[str, str]:
+                     runs: bool = False, tagger: Tagger | None = None) -> dict[str, str]:
         """`sentence` compressed to each of `lengths` words (keys "8", "12", ...), then to
         the model's own length (key "model"), `phrase` kept when the sentence holds it; `runs`:
         also each length in few runs of the sentence (keys "8/runs", ...; RUN_GAP), which
-        read better where the dev's ROUGE-chosen gap scatters words."""
+        read better where the dev's ROUGE-chosen gap scatters words; `tagger`: each noun
+        group kept whole or with its head (`noun_groups` of its Penn Treebank tags)."""
         toks = tokens(sentence)
         marks = phrase_mask(toks, phrase)
         scored = self.scores([toks], [marks])[0]
+        groups = noun_groups(tagger(toks)) if tagger and toks else None
         out = {}
         for n in lengths:
-            out[str(n)] = detokenize(scored.select(toks, marks, n, self.gap))
+            out[str(n)] = detokenize(scored.select(toks, marks, n, self.gap, groups))
             if runs:
-                out[f"{n}/runs"] = detokenize(scored.select(toks, marks, n, RUN_GAP))
-        out["model"] = detokenize(scored.select(toks, marks, None, self.gap))
+                out[f"{n}/runs"] = detokenize(scored.select(toks, marks, n, RUN_GAP, groups))
+        out["model"] = detokenize(scored.select(toks, marks, None, self.gap, groups))
         return out
 
     def to_state(self) -> dict:
@@ -227,12 +231,12 @@ class Scored:
     marginal: list[float] | None  # log-odds of keeping the token (a word's under the chain)
 
     def select(self, toks: list[str], forced: list[bool], n: int | None,
-               gap: float = 0.0) -> list[str]:
-        return select(toks, self.logits, forced, n, gap, self.switches)
+               gap: float = 0.0, groups: list[Group] | None = None) -> list[str]:
+        return select(toks, self.logits, forced, n, gap, self.switches, groups)
 
     def kept_positions(self, toks: list[str], forced: list[bool], n: int | None,
-                       gap: float = 0.0) -> list[int]:
-        return kept_positions(toks, self.logits, forced, n, gap, self.switches)
+                       gap: float = 0.0, groups: list[Group] | None = None) -> list[int]:
+        return kept_positions(toks, self.logits, forced, n, gap, self.switches, groups)
 
 
 def is_word_shape(shapes: torch.Tensor) -> torch.Tensor:
@@ -300,13 +304,15 @@ def phrase_mask(toks: list[str], phrase: str) -> list[bool]:
 
 
 def select(toks: list[str], logits: list[float], forced: list[bool], n: int | None,
-           gap: float = 0.0, switches: list[list[float]] | None = None) -> list[str]:
+           gap: float = 0.0, switches: list[list[float]] | None = None,
+           groups: list[Group] | None = None) -> list[str]:
     """The kept tokens (`kept_positions`)."""
-    return [toks[i] for i in kept_positions(toks, logits, forced, n, gap, switches)]
+    return [toks[i] for i in kept_positions(toks, logits, forced, n, gap, switches, groups)]
 
 
 def kept_positions(toks: list[str], logits: list[float], forced: list[bool], n: int | None,
-                   gap: float = 0.0, switches: list[list[float]] | None = None) -> list[int]:
+                   gap: float = 0.0, switches: list[list[float]] | None = None,
+                   groups: list[Group] | None = None) -> list[int]:
     """The kept tokens' positions: `n` words (`n` None: as many as pay), the forced ones
     among them, that maximise their summed keep logits plus the `switches` of their
     labelling (each word's [drop→drop, drop→keep, keep→drop, keep→keep] from the previous
@@ -315,13 +321,19 @@ def kept_positions(toks: list[str], logits: list[float], forced: list[bool], n: 
     mayor Friday"); then each mark the model keeps that follows a kept token and precedes a kept
     word ("Harvey, Illinois, man"; not "Smith, resigned" for "Smith, the mayor, resigned"),
     and always a period inside the sentence between kept tokens: an abbreviation's
-    ("Sen. Snowe")."""
+    ("Sen. Snowe"). With the tokens' noun `groups` (`noun_groups`), a labelling that keeps
+    a group's modifier without its head or a preposition without the word after it, or
+    that starts a run inside a group after dropping more than modifiers, is not chosen while
+    another of `n` words with the forced ones exists."""
     words = [i for i, t in enumerate(toks) if is_word(t)]
     scores = [FORCED if forced[i] else logits[i] for i in words]
     chain = [switches[i] for i in words] if switches is not None else [[0.0] * 4] * len(words)
     if n is not None:
         n = min(len(words), max(n, sum(forced[i] for i in words)))
-    keep = {words[j] for j in _best_runs(scores, chain, n, gap)}
+    chosen = _best_runs(scores, chain, n, gap, [groups[i] for i in words]) if groups else []
+    if not chosen or not {j for j, i in enumerate(words) if forced[i]} <= set(chosen):
+        chosen = _best_runs(scores, chain, n, gap)
+    keep = {words[j] for j in chosen}
     marks = {i for i, t in enumerate(toks) if not is_word(t) and (logits[i] > 0 or t == ".")
              and i - 1 in keep and _next_word(toks, i) in keep}
     return sorted(keep | marks)
@@ -331,29 +343,109 @@ FORCED = 1e4  # a forced word's score: above any sum of logits
 DROP, KEEP = 0, 1
 
 
+@dataclass(frozen=True)
+class Group:
+    """A token's place in a noun group ("a Utah county man", "$14 million"): the group's
+    number (-1: in none) and the token's role in it; or a preposition ("to", "for", "that")
+    outside any group."""
+
+    number: int = -1
+    role: str = ""  # "modifier" (before the head), "head" (its last noun), "after" (past
+    #                 it); "preposition" outside a group
+    modifies: bool = False  # its tag is one a noun's modifier has (MODIFIER_TAGS)
+
+
+NO_GROUP = Group()
+# Penn Treebank tags that a noun group is made of; a determiner after a noun opens a new one
+GROUP_TAGS = frozenset({"DT", "PDT", "PRP$", "JJ", "JJR", "JJS", "NN", "NNS", "NNP", "NNPS",
+                        "CD", "POS"})
+NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
+OPENER_TAGS = frozenset({"DT", "PDT", "PRP$"})
+PREPOSITION_TAGS = frozenset({"IN", "TO"})
+# tags of words that may stand before a noun: dropping only these keeps a group whole
+MODIFIER_TAGS = frozenset({"DT", "PDT", "PRP$", "JJ", "JJR", "JJS", "VBG", "VBN", "RB", "CD",
+                           "POS"})
+
+
+def noun_groups(tags: list[str]) -> list[Group]:
+    """Each token's noun group from its Penn Treebank tag (our POS tagger's `ptb` head): a
+    maximal run of `GROUP_TAGS` (a determiner after a noun starts a new run) holding a noun
+    or a number; its head is its last noun, else its last number. Why: garbled deletions
+    keep a group's modifiers and drop its head ("Utah sentenced to 4 years" of "a Utah man
+    was sentenced to 4 years"), join a group to a word whose preposition or verb they drop
+    ("sentenced false tax returns" of "sentenced for filing false tax returns"), or keep a
+    preposition without its object ("sentenced to false tax returns")."""
+    runs: list[list[int]] = []
+    for i, tag in enumerate(tags):
+        if tag not in GROUP_TAGS:
+            continue
+        opens_new = tag in OPENER_TAGS and bool(runs) and tags[runs[-1][-1]] in NOUN_TAGS
+        if runs and runs[-1][-1] == i - 1 and not opens_new:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    out = [Group(role="preposition" if t in PREPOSITION_TAGS else "",
+                 modifies=t in MODIFIER_TAGS) for t in tags]
+    number = 0
+    for run in runs:
+        nouns = [i for i in run if tags[i] in NOUN_TAGS] or [i for i in run if tags[i] == "CD"]
+        if not nouns:
+            continue
+        head = nouns[-1]
+        for i in run:
+            role = "modifier" if i < head else "head" if i == head else "after"
+            out[i] = Group(number, role, tags[i] in MODIFIER_TAGS)
+        number += 1
+    return out
+
+
+# What the words since the last kept one ask of the next (`_best_runs`' states)
+FREE = 0  # nothing: nothing kept yet, or only modifiers dropped since the last kept word
+OPEN = 1  # the last kept word is in the current word's group (its head kept or to come)
+DETACHED = 2  # a word that modifies no noun was dropped since: no run starts inside a group
+OWES_HEAD = 3  # the last kept word is a modifier whose head is still to come
+OWES_OBJECT = 4  # the last kept word is a preposition: the next word must be kept
+
+
 def _best_runs(scores: list[float], switches: list[list[float]], n: int | None,
-               gap: float) -> list[int]:
+               gap: float, groups: list[Group] | None = None) -> list[int]:
     """The word indices of the labelling of highest score (kept words' `scores`, every
     word's switch score, minus `gap` per run after the first), exactly `n` kept (None: any
-    number), by dynamic programming over (words read, words kept, last label), with
-    back-pointers."""
+    number), by dynamic programming over (words kept, last label, what the words since the
+    last kept one ask), with back-pointers; [] when none exists. With `groups` (one per
+    word), a kept modifier keeps its head, a kept preposition the word after it, and a run
+    starts inside a noun group only where the words dropped before it could all modify it
+    ("issued [the following] statement", not "sentenced [for filing] false tax returns")."""
+    groups = groups or [NO_GROUP] * len(scores)
     most = len(scores) if n is None else n
-    best: dict[tuple[int, int], float] = {(0, DROP): 0.0}  # before the first word: "drop"
-    back: list[dict[tuple[int, int], tuple[int, int]]] = []
-    for score, switch in zip(scores, switches, strict=True):
-        step: dict[tuple[int, int], float] = {}
-        came: dict[tuple[int, int], tuple[int, int]] = {}
-        for (c, label), total in best.items():
-            options = [((c, DROP), total + switch[2 * label + DROP])]
-            if c < most:
+    State = tuple[int, int, int]
+    best: dict[State, float] = {(0, DROP, FREE): 0.0}  # before the first word: "drop"
+    back: list[dict[State, State]] = []
+    previous = NO_GROUP
+    for score, switch, group in zip(scores, switches, groups, strict=True):
+        step: dict[State, float] = {}
+        came: dict[State, State] = {}
+        in_group = group.number >= 0
+        still_open = in_group and group.number == previous.number
+        for state, total in best.items():
+            c, label, asks = state
+            if asks == OPEN and not still_open:
+                asks = FREE
+            options = []
+            if asks != OWES_OBJECT and not (asks == OWES_HEAD and group.role == "head"):
+                dropped = DETACHED if asks == FREE and c > 0 and not group.modifies else asks
+                options.append(((c, DROP, dropped), total + switch[2 * label + DROP]))
+            if c < most and not (asks == DETACHED and in_group):
                 cost = gap if label == DROP and c > 0 else 0.0
-                options.append(((c + 1, KEEP), total + score + switch[2 * label + KEEP] - cost))
+                options.append(((c + 1, KEEP, _asks(group)),
+                                total + score + switch[2 * label + KEEP] - cost))
             for key, value in options:
                 if key not in step or value > step[key]:
-                    step[key], came[key] = value, (c, label)
-        best = step
+                    step[key], came[key] = value, state
+        best, previous = step, group
         back.append(came)
-    finals = [k for k in best if n is None or k[0] == n]
+    finals = [k for k in best if (n is None or k[0] == n)
+              and k[2] not in (OWES_HEAD, OWES_OBJECT)]
     if not finals:
         return []
     key, kept = max(finals, key=best.__getitem__), []
@@ -362,6 +454,15 @@ def _best_runs(scores: list[float], switches: list[list[float]], n: int | None,
             kept.append(j)
         key = back[j][key]
     return kept[::-1]
+
+
+def _asks(group: Group) -> int:
+    """What keeping a word of `group` asks of the words after it."""
+    if group.role == "preposition":
+        return OWES_OBJECT
+    if group.role == "modifier":
+        return OWES_HEAD
+    return OPEN if group.number >= 0 else FREE
 
 
 def _next_word(toks: list[str], i: int) -> int | None:

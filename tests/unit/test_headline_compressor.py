@@ -15,6 +15,7 @@ from nlp_models.headline.compressor import (
     keep_marginals,
     labelling_score,
     log_partition,
+    noun_groups,
     phrase_mask,
     select,
     tokens,
@@ -109,6 +110,68 @@ def test_switch_costs_delete_whole_phrases_where_the_words_alone_scatter():
     assert select(toks, logits, [False] * 9, 3, switches=switches) == ["Salt", "Lake", "City"]
 
 
+def test_noun_groups_end_at_their_last_noun_and_a_determiner_after_a_noun_opens_another():
+    # A Utah county man was sentenced to prison for filing fraudulent tax returns
+    tags = ["DT", "NNP", "NN", "NN", "VBD", "VBN", "TO", "NN", "IN", "VBG", "JJ", "NN", "NNS"]
+    groups = noun_groups(tags)
+    assert [(g.number, g.role) for g in groups[:4]] == [
+        (0, "modifier"), (0, "modifier"), (0, "modifier"), (0, "head")]
+    assert groups[4].number == -1 and groups[7].role == "head"
+    assert groups[6].role == groups[8].role == "preposition"
+    assert [g.role for g in groups[10:]] == ["modifier", "modifier", "head"]
+    # "the company the agency": two groups; "$14 million": a number heads its own
+    assert [g.number for g in noun_groups(["DT", "NN", "DT", "NN"])] == [0, 0, 1, 1]
+    assert noun_groups(["CD", "CD"])[1].role == "head"
+    assert noun_groups(["JJ", "VBD"])[0].number == -1  # an adjective alone is no group
+
+
+UTAH = tokens("A Utah man was sentenced to prison for filing fraudulent tax returns")
+UTAH_TAGS = ["DT", "NNP", "NN", "VBD", "VBN", "TO", "NN", "IN", "VBG", "JJ", "NN", "NNS"]
+
+
+def test_a_kept_modifier_brings_its_head():
+    logits = [-3.0, 3.0, -1.0, -2.0, 3.0, 2.0, 2.0, -2.0, -2.0, 1.5, 1.6, 1.4]
+    free = [False] * len(UTAH)
+    assert detokenize(select(UTAH, logits, free, 5)) == "Utah sentenced to prison tax"
+    assert detokenize(select(UTAH, logits, free, 5, groups=noun_groups(UTAH_TAGS))) == \
+        "Utah man sentenced to prison"
+
+
+def test_a_run_starts_inside_a_noun_group_only_after_dropping_what_could_modify_it():
+    toks = tokens("Smith was sentenced for filing false returns")
+    logits = [3.0, -2.0, 3.0, -2.0, -2.5, 1.0, 1.5]
+    groups = noun_groups(["NNP", "VBD", "VBN", "IN", "VBG", "JJ", "NNS"])
+    assert select(toks, logits, [False] * 7, 3) == ["Smith", "sentenced", "returns"]
+    assert select(toks, logits, [False] * 7, 3, groups=groups) == ["Smith", "was", "sentenced"]
+    toks = tokens("The agency said the company profits rose")
+    logits = [-3.0, 2.0, -3.0, -3.0, -1.0, 2.0, 2.0]
+    groups = noun_groups(["DT", "NN", "VBD", "DT", "NN", "NNS", "VBD"])
+    assert select(toks, logits, [False] * 7, 3) == ["agency", "profits", "rose"]
+    assert select(toks, logits, [False] * 7, 3, groups=groups) == ["company", "profits", "rose"]
+    # a determiner and a participle dropped: the group still reads whole
+    toks = tokens("Sessions issued the following statement")
+    groups = noun_groups(["NNS", "VBD", "DT", "VBG", "NN"])
+    assert select(toks, [3.0, 2.0, -2.0, -2.0, 1.0], [False] * 5, 3, groups=groups) == \
+        ["Sessions", "issued", "statement"]
+
+
+def test_a_kept_preposition_keeps_the_word_after_it():
+    toks = tokens("Smith was sentenced to prison")
+    logits = [3.0, -2.0, 3.0, 2.0, -2.5]
+    groups = noun_groups(["NNP", "VBD", "VBN", "TO", "NN"])
+    assert select(toks, logits, [False] * 5, 3) == ["Smith", "sentenced", "to"]
+    assert select(toks, logits, [False] * 5, 3, groups=groups) == ["Smith", "was", "sentenced"]
+
+
+def test_a_length_the_groups_cannot_reach_falls_back_to_the_unconstrained_choice():
+    toks = tokens("Utah man")
+    groups = noun_groups(["NNP", "NN"])
+    # one word: "Utah" alone would drop its head, "man" alone is allowed
+    assert select(toks, [3.0, 1.0], [False, False], 1, groups=groups) == ["man"]
+    # "Utah" forced and one word: no labelling keeps the head too, so the model's own choice
+    assert select(toks, [3.0, 1.0], phrase_mask(toks, "Utah"), 1, groups=groups) == ["Utah"]
+
+
 def _chain(words: int) -> tuple[torch.Tensor, torch.Tensor]:
     torch.manual_seed(1)
     return torch.randn(1, words), torch.randn(1, words, 2, 2)
@@ -173,3 +236,10 @@ def test_the_compressor_learns_a_deletion_rule_and_ships_as_fp16_with_the_same_c
     sentence = "the Acme said on Boston quietly"
     assert shipped.compressions(sentence, [1])["model"] == "Acme Boston"
     assert shipped.compressions(sentence, [1], phrase="quietly")["1"] == "quietly"
+    # told the tags, it does not glue two names across the words it deletes
+    tags = {"the": "DT", "Acme": "NNP", "said": "VBD", "on": "IN", "Boston": "NNP",
+            "quietly": "RB"}
+    assert shipped.compressions(sentence, [2])["2"] == "Acme Boston"
+    grouped = shipped.compressions(sentence, [2], tagger=lambda toks: [tags[t] for t in toks])
+    assert grouped["2"] in {"the Acme", "Acme said", "said Boston", "on Boston",
+                            "Boston quietly", "Acme quietly", "said quietly"}

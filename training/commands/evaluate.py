@@ -25,6 +25,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         help="compressor: a held-out source (repeatable; default all four)")
     p_eval.add_argument("--show", type=int, default=0, metavar="N",
                         help="compressor: print N compressions of each source to stderr")
+    p_eval.add_argument("--noun-groups", action="store_true",
+                        help="compressor: also at the house length with noun groups kept "
+                        "whole or with their heads (the serving POS tagger's tags)")
     p_eval.add_argument("--tagset", choices=["ptb", "ark"], help="pos: which tags to score")
     p_eval.add_argument("--raw", action="store_true",
                         help="pos: tag each sentence as text through the served tokenizer "
@@ -110,12 +113,13 @@ def run(args: argparse.Namespace) -> int:
     elif args.task == "compressor":
         from pathlib import Path
 
-        from training.headline.compression_eval import DEFAULT_SOURCES, evaluate
+        from training.headline.compression_eval import DEFAULT_SOURCES, evaluate, ptb_tagger
 
         if args.model is None:
             return usage_error(args.command, "evaluate compressor needs --model")
+        tagger = ptb_tagger() if args.noun_groups else None
         print(json.dumps(evaluate(Path(args.model), Path(args.data),
-                                  args.source or DEFAULT_SOURCES, args.show)))
+                                  args.source or DEFAULT_SOURCES, args.show, tagger)))
     elif args.command == "evaluate" and args.task == "hashtag":
         from training.hashtag.evaluate import evaluate as evaluate_hashtag
 

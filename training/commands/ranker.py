@@ -24,6 +24,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="collect: every K-th pair (spread over a file ordered by source)")
     p.add_argument("--target", type=int, default=12,
                    help="collect: the house's length in words (12: un-adapted)")
+    p.add_argument("--noun-groups", action="store_true",
+                   help="collect: compressions keep noun groups whole or with their heads, "
+                   "prepositions with their objects (the serving POS tagger's tags)")
     p.add_argument("--candidates", action="append", type=Path, metavar="FILE",
                    help="fit, evaluate: what collect wrote (repeatable); collect: where to write")
     p.add_argument("--ranker", type=Path, help="fit: where to write; evaluate: what to read")
@@ -42,7 +45,10 @@ def run(args: argparse.Namespace) -> int:
         pairs = [json.loads(line) for line in open(args.data) if line.strip()]
         pairs = pairs[:: args.every][: args.limit or None]
         pred = HeadlinePredictor.load(args.model)
-        count = rk.collect(pred, pairs, args.target, args.candidates[0])
+        from training.headline.compression_eval import ptb_tagger
+
+        tagger = ptb_tagger() if args.noun_groups else None
+        count = rk.collect(pred, pairs, args.target, args.candidates[0], tagger)
         print(json.dumps({"articles": count, "out": str(args.candidates[0])}))
         return 0
     if not (args.candidates and args.ranker):
@@ -58,3 +64,4 @@ def run(args: argparse.Namespace) -> int:
     ranker = Ranker.from_state(json.loads(args.ranker.read_text()))
     print(json.dumps(rk.evaluate(rows, ranker, show=args.show)))
     return 0
+

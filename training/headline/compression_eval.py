@@ -1,7 +1,7 @@
 """The compressor measured alone, on sources it never saw, against trim.py's rules.
 
     python -m training evaluate compressor --data data/compression --model runs/compressor/best.pt
-        [--source doj ...] [--show 20]
+        [--source doj ...] [--show 20] [--noun-groups]
 
 Per held-out source (`compression.build` wrote its files), two measures:
 
@@ -32,8 +32,10 @@ import torch
 from nlp_models.headline.compressor import (
     RUN_GAP,
     Compressor,
+    Tagger,
     detokenize,
     is_word,
+    noun_groups,
     tokens,
     word_count,
 )
@@ -44,20 +46,40 @@ from training.headline.metrics import rouge_per_article
 from training.headline.newsrooms import EN_NEWSROOMS
 
 
-def _compress(model: Compressor, sentences: list[str], house: int) -> dict[str, list[str]]:
+def ptb_tagger() -> Tagger:
+    """Tokens -> Penn Treebank tags, by the serving POS tagger in process."""
+    from nlp_models.pos.predictor import PosPredictor
+    from training.pos.evaluate import shipped_checkpoint
+
+    predictor = PosPredictor(shipped_checkpoint())
+    return lambda toks: predictor.tag_tokens([toks])[0]["ptb"]
+
+
+def _compress(model: Compressor, sentences: list[str], house: int,
+              tagger: Tagger | None = None) -> dict[str, list[str]]:
+    """Each sentence compressed by `model`; with `tagger`, also at the house length with
+    its noun groups kept whole or with their heads (`/groups`)."""
     toks = [tokens(s) for s in sentences]
     out: dict[str, list[str]] = {"model": [], "model@house": [], "model@house/runs": []}
+    if tagger:
+        out |= {"model@house/groups": [], "model@house/runs/groups": []}
     for t, scored in zip(toks, model.scores(toks), strict=True):
         forced = [False] * len(t)
         out["model"].append(detokenize(scored.select(t, forced, None, model.gap)))
         out["model@house"].append(detokenize(scored.select(t, forced, house, model.gap)))
         out["model@house/runs"].append(detokenize(scored.select(t, forced, house, RUN_GAP)))
+        if tagger:
+            groups = noun_groups(tagger(t)) if t else None
+            out["model@house/groups"].append(
+                detokenize(scored.select(t, forced, house, model.gap, groups)))
+            out["model@house/runs/groups"].append(
+                detokenize(scored.select(t, forced, house, RUN_GAP, groups)))
     return out
 
 
-def _systems(model: Compressor, sentences: list[str], articles: list[str], house: int
-             ) -> dict[str, list[str]]:
-    out = _compress(model, sentences, house)
+def _systems(model: Compressor, sentences: list[str], articles: list[str], house: int,
+             tagger: Tagger | None = None) -> dict[str, list[str]]:
+    out = _compress(model, sentences, house, tagger)
     out["trim@12"] = [_trimmed(s, a, TARGET_WORDS) if s else "" for s, a in
                       zip(sentences, articles, strict=True)]
     out["trim@house"] = [_trimmed(s, a, house) if s else "" for s, a in
@@ -98,7 +120,8 @@ def _scores(systems: dict[str, list[str]], references: list[str]) -> dict[str, d
     return out
 
 
-def evaluate(model_path: Path, data: Path, sources: list[str], show: int = 0) -> dict:
+def evaluate(model_path: Path, data: Path, sources: list[str], show: int = 0,
+             tagger: Tagger | None = None) -> dict:
     torch.set_num_threads(1)
     model = Compressor.from_state(torch.load(model_path, weights_only=False))
     result: dict = {"model": str(model_path)}
@@ -106,14 +129,13 @@ def evaluate(model_path: Path, data: Path, sources: list[str], show: int = 0) ->
         test = read_jsonl(data / f"test_{source}.jsonl")
         house = round(test[0]["house_words"])
         systems = _systems(model, [p["sentence"] for p in test], [p["article"] for p in test],
-                           house)
+                           house, tagger)
         harvested = _scores(systems, [p["headline"] for p in test])
-        for name in ("model", "model@house", "model@house/runs", "trim@12", "trim@house",
-                     "first_words"):
+        for name in [n for n in systems if n != "sentence"]:
             harvested[name]["keep_f1"], harvested[name]["runs"] = _mask_f1(test, systems[name])
         leads = read_jsonl(data / f"lead_{source}.jsonl")
         lead_systems = _systems(model, [first_sentence(r["article"]) for r in leads],
-                                [r["article"] for r in leads], house)
+                                [r["article"] for r in leads], house, tagger)
         result[source] = {"house_words": house, "harvested": {"n": len(test), **harvested},
                           "lead": {"n": len(leads),
                                    **_scores(lead_systems, [r["headline"] for r in leads])}}
@@ -123,6 +145,10 @@ def evaluate(model_path: Path, data: Path, sources: list[str], show: int = 0) ->
                   f"{p['headline']}\n  trim@12:  {systems['trim@12'][i]}\n  model:    "
                   f"{systems['model'][i]}\n  model@{house}: {systems['model@house'][i]}\n"
                   f"  model@{house}/runs: {systems['model@house/runs'][i]}", file=sys.stderr)
+            if tagger:
+                print(f"  model@{house}/groups: {systems['model@house/groups'][i]}\n"
+                      f"  model@{house}/runs/groups: {systems['model@house/runs/groups'][i]}",
+                      file=sys.stderr)
     return result
 
 

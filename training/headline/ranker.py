@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nlp_models.headline.compressor import is_word, tokens
+from nlp_models.headline.compressor import Tagger, is_word, tokens
 from nlp_models.headline.lead import first_sentence
 from nlp_models.headline.predictor import HeadlinePredictor
 from nlp_models.headline.ranker import (
@@ -46,9 +46,10 @@ SPREAD = 4  # the compressor's lengths: target - SPREAD, target, target + SPREAD
 MIN_GAP = 0.05  # two candidates closer than this in ROUGE-L F make no training pair
 
 
-def propose(pred: HeadlinePredictor, articles: list[str], target: int, beam: int = 4
-            ) -> list[list[tuple[str, str]]]:
-    """(text, source) per article, deduplicated, in proposal order, before filtering."""
+def propose(pred: HeadlinePredictor, articles: list[str], target: int, beam: int = 4,
+            tagger: Tagger | None = None) -> list[list[tuple[str, str]]]:
+    """(text, source) per article, deduplicated, in proposal order, before filtering;
+    `tagger`: the compressions keep noun groups whole or with their heads."""
     if pred.compressor is None:
         raise ValueError("collect needs a generator file with a compressor "
                          "(python -m training lead --spans compressed)")
@@ -62,7 +63,8 @@ def propose(pred: HeadlinePredictor, articles: list[str], target: int, beam: int
             proposed = [(text, "beam") for text, _ in beams[k]]
             sentence = first_sentence(read[i])
             if sentence:
-                kept = pred.compressor.compressions(sentence, lengths, runs=True)
+                kept = pred.compressor.compressions(sentence, lengths, runs=True,
+                                                    tagger=tagger)
                 proposed += [(text, "compressed") for text in kept.values()]
             proposed.append((trimmed_lead(read[i], target), "trimmed"))
             first_source: dict[str, str] = {}  # a text proposed twice keeps its first source
@@ -73,14 +75,16 @@ def propose(pred: HeadlinePredictor, articles: list[str], target: int, beam: int
     return out
 
 
-def collect(pred: HeadlinePredictor, pairs: list[dict], target: int, out: Path) -> int:
+def collect(pred: HeadlinePredictor, pairs: list[dict], target: int, out: Path,
+            tagger: Tagger | None = None) -> int:
     """Write one JSON line per article: its candidates with features and ROUGE-L F."""
     count = 0
     with out.open("w") as f:
         for start in range(0, len(pairs), 32):
             chunk = pairs[start: start + 32]
             articles = [p["article"] for p in chunk]
-            for pair, proposed in zip(chunk, propose(pred, articles, target), strict=True):
+            proposed_all = propose(pred, articles, target, tagger=tagger)
+            for pair, proposed in zip(chunk, proposed_all, strict=True):
                 row = candidates_row(pred, pair, proposed, target)
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
                 count += 1
