@@ -362,6 +362,8 @@ GROUP_TAGS = frozenset({"DT", "PDT", "PRP$", "JJ", "JJR", "JJS", "NN", "NNS", "N
 NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
 OPENER_TAGS = frozenset({"DT", "PDT", "PRP$"})
 PREPOSITION_TAGS = frozenset({"IN", "TO"})
+PARTICIPLE_TAGS = frozenset({"VBG", "VBN"})
+ADJECTIVE_TAGS = frozenset({"JJ", "JJR", "JJS"})
 # tags of words that may stand before a noun: dropping only these keeps a group whole
 MODIFIER_TAGS = frozenset({"DT", "PDT", "PRP$", "JJ", "JJR", "JJS", "VBG", "VBN", "RB", "CD",
                            "POS"})
@@ -369,18 +371,22 @@ MODIFIER_TAGS = frozenset({"DT", "PDT", "PRP$", "JJ", "JJR", "JJS", "VBG", "VBN"
 
 def noun_groups(tags: list[str]) -> list[Group]:
     """Each token's noun group from its Penn Treebank tag (our POS tagger's `ptb` head): a
-    maximal run of `GROUP_TAGS` (a determiner after a noun starts a new run) holding a noun
-    or a number; its head is its last noun, else its last number. Why: garbled deletions
-    keep a group's modifiers and drop its head ("Utah sentenced to 4 years" of "a Utah man
-    was sentenced to 4 years"), join a group to a word whose preposition or verb they drop
-    ("sentenced false tax returns" of "sentenced for filing false tax returns"), or keep a
-    preposition without its object ("sentenced to false tax returns")."""
+    maximal run of `GROUP_TAGS` and inner participles (a determiner after a noun starts a new
+    run) holding a noun or a number; its head is its last noun, else its last number. Why:
+    garbled deletions keep a group's modifiers and drop its head ("Utah sentenced to 4
+    years" of "a Utah man was sentenced to 4 years"), join a group to a word whose
+    preposition or verb they drop ("sentenced false tax returns" of "sentenced for filing
+    false tax returns"), or keep a preposition without its object ("sentenced to false tax
+    returns")."""
     runs: list[list[int]] = []
     for i, tag in enumerate(tags):
-        if tag not in GROUP_TAGS:
+        # an abbreviation's period ("Sen. Olympia J. Snowe") does not end a group
+        follows = bool(runs) and (runs[-1][-1] == i - 1 or runs[-1][-1] == i - 2
+                                  and tags[i - 1] == "." and tag in NOUN_TAGS)
+        if tag not in GROUP_TAGS and not (follows and _inner_participle(tags, i)):
             continue
         opens_new = tag in OPENER_TAGS and bool(runs) and tags[runs[-1][-1]] in NOUN_TAGS
-        if runs and runs[-1][-1] == i - 1 and not opens_new:
+        if follows and not opens_new:
             runs[-1].append(i)
         else:
             runs.append([i])
@@ -397,6 +403,14 @@ def noun_groups(tags: list[str]) -> list[Group]:
             out[i] = Group(number, role, tags[i] in MODIFIER_TAGS)
         number += 1
     return out
+
+
+def _inner_participle(tags: list[str], i: int) -> bool:
+    """A participle between a determiner or adjective and a group word ("the attempted
+    terrorist attack", "the following statement") is a group word; one after a verb or
+    before a name is not ("was sentenced Friday")."""
+    return (tags[i] in PARTICIPLE_TAGS and i > 0 and tags[i - 1] in OPENER_TAGS | ADJECTIVE_TAGS
+            and i + 1 < len(tags) and tags[i + 1] in GROUP_TAGS)
 
 
 # What the words since the last kept one ask of the next (`_best_runs`' states)

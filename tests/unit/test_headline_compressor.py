@@ -123,6 +123,12 @@ def test_noun_groups_end_at_their_last_noun_and_a_determiner_after_a_noun_opens_
     assert [g.number for g in noun_groups(["DT", "NN", "DT", "NN"])] == [0, 0, 1, 1]
     assert noun_groups(["CD", "CD"])[1].role == "head"
     assert noun_groups(["JJ", "VBD"])[0].number == -1  # an adjective alone is no group
+    # a participle after a determiner and before a noun is a group word; after a verb not
+    assert [g.number for g in noun_groups(["DT", "VBN", "NN", "NN"])] == [0, 0, 0, 0]
+    assert [g.number for g in noun_groups(["VBD", "VBN", "NNP"])] == [-1, -1, 0]
+    # "Sen. Olympia J. Snowe": one group, its periods inside it
+    sen = noun_groups(["NNP", ".", "NNP", "NNP", ".", "NNP", "VBD"])
+    assert [g.number for g in sen] == [0, -1, 0, 0, -1, 0, -1] and sen[5].role == "head"
 
 
 UTAH = tokens("A Utah man was sentenced to prison for filing fraudulent tax returns")
@@ -153,6 +159,13 @@ def test_a_run_starts_inside_a_noun_group_only_after_dropping_what_could_modify_
     groups = noun_groups(["NNS", "VBD", "DT", "VBG", "NN"])
     assert select(toks, [3.0, 2.0, -2.0, -2.0, 1.0], [False] * 5, 3, groups=groups) == \
         ["Sessions", "issued", "statement"]
+    # ... but no run starts at a participle of a group after dropping a noun and a preposition
+    toks = tokens("Sessions issued statement on the attempted attack")
+    groups = noun_groups(["NNS", "VBD", "NN", "IN", "DT", "VBN", "NN"])
+    logits = [3.0, 2.0, -1.0, -2.0, -3.0, 1.1, 1.0]
+    assert select(toks, logits, [False] * 7, 4) == ["Sessions", "issued", "attempted", "attack"]
+    chosen = select(toks, logits, [False] * 7, 4, groups=groups)
+    assert "attempted" not in chosen or "the" in chosen
 
 
 def test_a_kept_preposition_keeps_the_word_after_it():

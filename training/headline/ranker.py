@@ -1,20 +1,21 @@
 """Fit and measure the headline ranker (nlp_models/headline/ranker.py) offline.
 
     python -m training ranker collect --model FILE --data PAIRS.jsonl --candidates OUT.jsonl
-        [--limit N] [--every K] [--target 12]
+        [--limit N] [--every K] [--target 12] [--noun-groups]
     python -m training ranker fit --candidates DEV.jsonl [--candidates ...] --ranker RANKER.json
     python -m training ranker evaluate --candidates TEST.jsonl --ranker RANKER.json [--show N]
 
 ``collect`` proposes every article's candidates with an English full generator file that
 holds a compressor (``training lead --spans compressed``): the beam's 4 best, the
 compressor's deletions of the first sentence at the target and target ± 4 words (each also
-in few runs) and at its own length, and the lead trimmed by rule; withholds, with the reason
-counted, those that state a number or name the article lacks, say a word twice, or are
-shorter than 4 or longer than 30 words (``ranker.withheld_because``); judges the rest with
-the generator; writes each with its features and its ROUGE-L F against the editors'
-headline. ``fit`` fits the
-pairwise logistic regression; ``evaluate`` compares the ranker's first candidate with each
-source's own first, the served rule's order and the best candidate (an upper bound).
+in few runs) and at its own length (with ``--noun-groups``, each keeping its noun groups
+whole or with their heads: ``compressor.noun_groups``), and the lead trimmed by rule;
+withholds, with the reason counted, those that state a number or name the article lacks,
+say a word twice, or are shorter than 4 or longer than 30 words
+(``ranker.withheld_because``); judges the rest with the generator; writes each with its
+features and its ROUGE-L F against the editors' headline. ``fit`` fits the pairwise
+logistic regression; ``evaluate`` compares the ranker's first candidate with each source's
+own first, the served rule's order and the best candidate (an upper bound).
 """
 
 from __future__ import annotations
