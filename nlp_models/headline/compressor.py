@@ -430,6 +430,7 @@ def _best_runs(scores: list[float], switches: list[list[float]], n: int | None,
     word), a kept modifier keeps its head, a kept preposition the word after it, and a run
     starts inside a noun group only where the words dropped before it could all modify it
     ("issued [the following] statement", not "sentenced [for filing] false tax returns")."""
+    tracks = groups is not None  # without groups every state stays FREE: half the states
     groups = groups or [NO_GROUP] * len(scores)
     most = len(scores) if n is None else n
     State = tuple[int, int, int]
@@ -447,7 +448,8 @@ def _best_runs(scores: list[float], switches: list[list[float]], n: int | None,
                 asks = FREE
             options = []
             if asks != OWES_OBJECT and not (asks == OWES_HEAD and group.role == "head"):
-                dropped = DETACHED if asks == FREE and c > 0 and not group.modifies else asks
+                detaches = tracks and asks == FREE and c > 0 and not group.modifies
+                dropped = DETACHED if detaches else asks
                 options.append(((c, DROP, dropped), total + switch[2 * label + DROP]))
             if c < most and not (asks == DETACHED and in_group):
                 cost = gap if label == DROP and c > 0 else 0.0

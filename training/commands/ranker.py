@@ -41,12 +41,11 @@ def run(args: argparse.Namespace) -> int:
         if not (args.model and args.data and args.candidates):
             return usage_error("ranker", "collect needs --model, --data and --candidates")
         from nlp_models.headline.predictor import HeadlinePredictor
+        from training.headline.compression_eval import ptb_tagger
 
         pairs = [json.loads(line) for line in open(args.data) if line.strip()]
         pairs = pairs[:: args.every][: args.limit or None]
         pred = HeadlinePredictor.load(args.model)
-        from training.headline.compression_eval import ptb_tagger
-
         tagger = ptb_tagger() if args.noun_groups else None
         count = rk.collect(pred, pairs, args.target, args.candidates[0], tagger)
         print(json.dumps({"articles": count, "out": str(args.candidates[0])}))
@@ -64,4 +63,3 @@ def run(args: argparse.Namespace) -> int:
     ranker = Ranker.from_state(json.loads(args.ranker.read_text()))
     print(json.dumps(rk.evaluate(rows, ranker, show=args.show)))
     return 0
-
